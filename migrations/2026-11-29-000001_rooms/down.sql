@@ -1,0 +1,3 @@
+DROP TABLE reservation_room;
+DROP TABLE reservation;
+DROP TABLE room;

@@ -1,0 +1,155 @@
+//! API keys: `Authorization: Bearer <secret>`, each key bound to one tenant and
+//! a role. Keys from `YEYAK_API_KEYS` live in memory; keys created on the admin
+//! page live in `api_key`. Only SHA-256 digests of secrets are kept anywhere.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use sha2::{Digest, Sha256};
+
+use crate::db::{schema::api_key, Conn, DbError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Integration,
+    Admin,
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "integration" => Ok(Role::Integration),
+            "admin" => Ok(Role::Admin),
+            other => Err(format!("unknown role `{other}` (integration or admin)")),
+        }
+    }
+}
+
+/// A tenant name: `[A-Za-z0-9._-]{1,64}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Tenant(String);
+
+impl Tenant {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let ok = (1..=64).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        ok.then(|| Tenant(s.to_owned()))
+            .ok_or_else(|| format!("tenant `{s}` must be 1-64 of [A-Za-z0-9._-]"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Tenant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The authenticated integration: its tenant and role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant: Tenant,
+    pub role: Role,
+}
+
+impl Caller {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+}
+
+/// One `tenant:role:secret` entry of `YEYAK_API_KEYS`; the secret is hashed at once.
+#[derive(Clone)]
+pub struct ConfiguredKey {
+    pub caller: Caller,
+    pub key_hash: String,
+}
+
+impl fmt::Debug for ConfiguredKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ConfiguredKey({}:{:?}:***)",
+            self.caller.tenant, self.caller.role
+        )
+    }
+}
+
+impl FromStr for ConfiguredKey {
+    type Err = String;
+    fn from_str(entry: &str) -> Result<Self, Self::Err> {
+        let mut parts = entry.splitn(3, ':');
+        let (Some(tenant), Some(role), Some(secret)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err("each API key must be `tenant:role:secret`".into());
+        };
+        if secret.len() < 8 {
+            return Err(format!(
+                "the secret of tenant `{tenant}` must have at least 8 characters"
+            ));
+        }
+        Ok(ConfiguredKey {
+            caller: Caller {
+                tenant: Tenant::parse(tenant)?,
+                role: role.parse()?,
+            },
+            key_hash: hash_secret(secret),
+        })
+    }
+}
+
+/// SHA-256 hex of an API key secret. Keys are long random strings, so a fast
+/// hash is the right tool (a password hash would only add latency per request).
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// Resolves bearer secrets to callers.
+#[derive(Debug, Clone, Default)]
+pub struct ApiKeyRegistry {
+    configured: HashMap<String, Caller>,
+}
+
+impl ApiKeyRegistry {
+    pub fn new(keys: &[ConfiguredKey]) -> Self {
+        let configured = keys
+            .iter()
+            .map(|k| (k.key_hash.clone(), k.caller.clone()))
+            .collect();
+        Self { configured }
+    }
+
+    /// The caller of a secret: configured keys first, then stored, unrevoked keys.
+    pub async fn resolve(&self, conn: &mut Conn, secret: &str) -> Result<Option<Caller>, DbError> {
+        let hash = hash_secret(secret);
+        if let Some(caller) = self.configured.get(&hash) {
+            return Ok(Some(caller.clone()));
+        }
+        let row: Option<(String, String)> = api_key::table
+            .filter(api_key::key_hash.eq(&hash))
+            .filter(api_key::revoked_at.is_null())
+            .select((api_key::tenant, api_key::role))
+            .first(conn)
+            .await
+            .optional()?;
+        Ok(row.and_then(|(tenant, role)| {
+            Some(Caller {
+                tenant: Tenant::parse(&tenant).ok()?,
+                role: role.parse().ok()?,
+            })
+        }))
+    }
+
+    /// Looks up a configured key without touching the database.
+    pub fn resolve_configured(&self, secret: &str) -> Option<Caller> {
+        self.configured.get(&hash_secret(secret)).cloned()
+    }
+}

@@ -1,0 +1,8 @@
+//! Who is calling: API keys (integrations) and the end user they act for.
+//! Staff sign-in for the browser UI lands beside these.
+
+pub mod api_key;
+pub mod owner;
+
+pub use api_key::{ApiKeyRegistry, Caller, Role};
+pub use owner::{OwnerDigest, OwnerId};

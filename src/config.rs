@@ -1,0 +1,130 @@
+//! Configuration from the environment (SPEC §1). Every setting is a clap
+//! argument backed by an environment variable, so `yeyak --help` lists them all
+//! with their defaults.
+
+use std::net::SocketAddr;
+use std::str::FromStr;
+
+use clap::Parser;
+
+use crate::auth::api_key::ConfiguredKey;
+
+/// The development API key that a fresh local install accepts (README).
+pub const DEV_API_KEYS: &str = "dev:admin:yeyak-dev-key";
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "yeyak",
+    version,
+    about = "yeyak (예약): meeting-room bookings and capacity reservations over PostgreSQL"
+)]
+pub struct Config {
+    /// PostgreSQL URL; the database is created if missing and migrated on start.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/yeyak"
+    )]
+    pub database_url: String,
+
+    /// Redis URL for admission control; unset means Redis is off.
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// Listen address (port 0 picks a free port; the chosen address is logged).
+    #[arg(long, env = "YEYAK_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+
+    /// Time zone that the UI shows and reads times in.
+    #[arg(long, env = "YEYAK_TIMEZONE", default_value = "Asia/Seoul")]
+    pub timezone: chrono_tz::Tz,
+
+    /// API keys as `tenant:role:secret,…` with role `integration` or `admin`.
+    #[arg(long, env = "YEYAK_API_KEYS", default_value = DEV_API_KEYS, value_parser = parse_api_keys, hide_env_values = true)]
+    pub api_keys: ApiKeyList,
+
+    /// First admin staff login, created if missing.
+    #[arg(long, env = "YEYAK_ADMIN_USER", default_value = "admin")]
+    pub admin_user: String,
+
+    /// Password of the first admin staff login.
+    #[arg(
+        long,
+        env = "YEYAK_ADMIN_PASSWORD",
+        default_value = "yeyak-admin",
+        hide_env_values = true
+    )]
+    pub admin_password: String,
+
+    /// Key of the keyed digest of (tenant, owner); the same on every process.
+    #[arg(
+        long,
+        env = "YEYAK_SECRET_KEY",
+        default_value = "yeyak-dev-secret-change-me",
+        hide_env_values = true
+    )]
+    pub secret_key: String,
+
+    /// Hold lifetime in seconds.
+    #[arg(long, env = "YEYAK_HOLD_TTL_SECONDS", default_value_t = 30)]
+    pub hold_ttl_seconds: u32,
+
+    /// Offer lifetime in seconds.
+    #[arg(long, env = "YEYAK_OFFER_TTL_SECONDS", default_value_t = 20)]
+    pub offer_ttl_seconds: u32,
+
+    /// Lease of an in-progress idempotency claim, in seconds.
+    #[arg(long, env = "YEYAK_IDEMPOTENCY_LEASE_SECONDS", default_value_t = 90)]
+    pub idempotency_lease_seconds: u32,
+
+    /// How long stored responses can be replayed, in hours.
+    #[arg(long, env = "YEYAK_IDEMPOTENCY_RETENTION_HOURS", default_value_t = 24)]
+    pub idempotency_retention_hours: u32,
+
+    /// Expiry sweeper tick in milliseconds.
+    #[arg(long, env = "YEYAK_SWEEP_INTERVAL_MS", default_value_t = 2000)]
+    pub sweep_interval_ms: u64,
+
+    /// Notification webhook target; unset uses the log provider.
+    #[arg(long, env = "YEYAK_WEBHOOK_URL")]
+    pub webhook_url: Option<String>,
+
+    /// PostgreSQL connections per process.
+    #[arg(long, env = "YEYAK_DB_POOL_SIZE", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_pool_size: u32,
+
+    /// Distributed admission permits held in Redis.
+    #[arg(long, env = "YEYAK_REDIS_PERMITS", default_value_t = 64)]
+    pub redis_permits: u32,
+
+    /// Longest booking allowed, in minutes.
+    #[arg(long, env = "YEYAK_MAX_BOOKING_MINUTES", default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=10080))]
+    pub max_booking_minutes: u32,
+
+    /// Log format: `text` or `json`.
+    #[arg(long, env = "YEYAK_LOG_FORMAT", default_value = "text")]
+    pub log_format: String,
+}
+
+impl Config {
+    /// Defaults plus the given overrides, without reading the process environment
+    /// or arguments; used by tests and benchmarks.
+    pub fn for_database(database_url: &str) -> Self {
+        let mut cfg = Config::parse_from(["yeyak"]);
+        cfg.database_url = database_url.to_owned();
+        cfg
+    }
+}
+
+/// Parsed `YEYAK_API_KEYS`.
+#[derive(Debug, Clone, Default)]
+pub struct ApiKeyList(pub Vec<ConfiguredKey>);
+
+fn parse_api_keys(raw: &str) -> Result<ApiKeyList, String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(ConfiguredKey::from_str)
+        .collect::<Result<Vec<_>, _>>()
+        .map(ApiKeyList)
+}

@@ -1,0 +1,108 @@
+//! Invariant checks that must always find 0 rows (SPEC §2; later issues add
+//! theirs). Each check is one SQL query returning the offending rows as JSON;
+//! the admin API and the admin page show the same list.
+
+use actix_web::{web, HttpResponse};
+use diesel::sql_types::{BigInt, Jsonb};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+use serde::Serialize;
+
+use crate::db::{Conn, DbError};
+use crate::error::ApiError;
+use crate::http::extract::AdminCaller;
+use crate::state::AppState;
+
+/// How many offending rows a check shows.
+const SAMPLE_LIMIT: i64 = 20;
+
+pub struct Check {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// A query whose rows are the violations.
+    pub violations_sql: &'static str,
+}
+
+pub const CHECKS: &[Check] = &[
+    Check {
+        name: "reservation_room_copy_mismatch",
+        description: "room copies whose starts_at, ends_at or active differ from their reservation",
+        violations_sql: "SELECT s.reservation_id, s.room, s.starts_at AS copy_starts_at, r.starts_at,
+                                s.ends_at AS copy_ends_at, r.ends_at, s.active, r.cancelled_at
+                           FROM reservation r JOIN reservation_room s ON s.reservation_id = r.id
+                          WHERE s.starts_at <> r.starts_at OR s.ends_at <> r.ends_at
+                             OR s.active <> (r.cancelled_at IS NULL)",
+    },
+    Check {
+        name: "reservation_without_rooms",
+        description: "reservations that hold no room rows",
+        violations_sql: "SELECT r.id, r.title, r.starts_at, r.ends_at FROM reservation r
+                          WHERE NOT EXISTS (SELECT 1 FROM reservation_room s WHERE s.reservation_id = r.id)",
+    },
+];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub count: i64,
+    pub samples: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub ok: bool,
+    pub checks: Vec<CheckResult>,
+}
+
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = BigInt)]
+    count: i64,
+    #[diesel(sql_type = Jsonb)]
+    samples: serde_json::Value,
+}
+
+/// Runs every check in one read-only snapshot.
+pub async fn run(conn: &mut Conn) -> Result<Report, DbError> {
+    crate::db::begin_snapshot(conn).await?;
+    let checks = run_checks(conn).await;
+    let checks = crate::db::finish(conn, checks).await?;
+    Ok(Report {
+        ok: checks.iter().all(|c| c.count == 0),
+        checks,
+    })
+}
+
+async fn run_checks(conn: &mut Conn) -> diesel::QueryResult<Vec<CheckResult>> {
+    let mut out = Vec::with_capacity(CHECKS.len());
+    for check in CHECKS {
+        let sql = format!(
+            "SELECT count(*) AS count,
+                    COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
+               FROM (SELECT x.*, row_number() OVER () AS rn FROM ({}) x) v",
+            check.violations_sql
+        );
+        let row: Counted = diesel::sql_query(sql).get_result(conn).await?;
+        let samples = match row.samples {
+            serde_json::Value::Array(items) => items,
+            _ => Vec::new(),
+        };
+        out.push(CheckResult {
+            name: check.name,
+            description: check.description,
+            count: row.count,
+            samples,
+        });
+    }
+    Ok(out)
+}
+
+pub async fn api_consistency(
+    state: web::Data<AppState>,
+    _: AdminCaller,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let report = run(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(report))
+}

@@ -1,0 +1,203 @@
+//! Persistence edge: the connection pool, one classification of database
+//! errors, and the bounded retry of deadlocks and serialization failures.
+
+pub mod bootstrap;
+pub mod schema;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::QueryResult;
+use diesel_async::pooled_connection::bb8::{Pool as Bb8Pool, RunError};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::RunQueryDsl;
+use diesel_async::{
+    AnsiTransactionManager, AsyncConnection, AsyncPgConnection, TransactionManager,
+};
+use futures_util::FutureExt;
+use rand::Rng;
+use scoped_futures::ScopedBoxFuture;
+
+pub type Conn = AsyncPgConnection;
+pub type Pool = Bb8Pool<AsyncPgConnection>;
+
+/// Name of the EXCLUDE constraint on `reservation_room` (migrations/…_rooms).
+pub const ROOM_OVERLAP_CONSTRAINT: &str = "reservation_room_no_overlap";
+
+/// How many times one command's transaction runs before giving up on
+/// deadlocks/serialization failures (seed 002 §교착: retry from the start).
+pub const MAX_TX_ATTEMPTS: u32 = 5;
+
+/// A database failure after classification.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// No connection could be had or it broke: 503, the request may be retried.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// 23P01 on the room EXCLUDE constraint.
+    #[error("room time taken")]
+    RoomTimeTaken,
+    /// 40P01 or 40001: the transaction is retried from its start.
+    #[error("retryable transaction failure: {0}")]
+    Retryable(DieselError),
+    #[error("database error: {0}")]
+    Other(DieselError),
+}
+
+impl DbError {
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, DbError::Retryable(_))
+    }
+}
+
+/// 40P01 reaches diesel-async 0.9 as `DatabaseErrorKind::Unknown` (its
+/// error_helper maps only 23505/23503/23P01/40001/…); the SQLSTATE itself is
+/// not exposed, so the server's message text decides. The server runs with
+/// `lc_messages = 'C'` for our connections (see `bootstrap`), and
+/// tests/rooms_deadlock.rs provokes a real deadlock to prove the match.
+fn is_deadlock(kind: &DatabaseErrorKind, message: &str) -> bool {
+    matches!(kind, DatabaseErrorKind::Unknown) && message.starts_with("deadlock detected")
+}
+
+impl From<DieselError> for DbError {
+    fn from(err: DieselError) -> Self {
+        match &err {
+            DieselError::DatabaseError(DatabaseErrorKind::ExclusionViolation, info)
+                if info.constraint_name() == Some(ROOM_OVERLAP_CONSTRAINT) =>
+            {
+                DbError::RoomTimeTaken
+            }
+            DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
+                DbError::Retryable(err)
+            }
+            DieselError::DatabaseError(kind, info) if is_deadlock(kind, info.message()) => {
+                DbError::Retryable(err)
+            }
+            DieselError::DatabaseError(
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+                info,
+            ) => DbError::Unavailable(info.message().to_owned()),
+            DieselError::BrokenTransactionManager => DbError::Unavailable(err.to_string()),
+            _ => DbError::Other(err),
+        }
+    }
+}
+
+impl From<RunError> for DbError {
+    fn from(err: RunError) -> Self {
+        DbError::Unavailable(err.to_string())
+    }
+}
+
+/// Counters the operations issue exposes as metrics.
+#[derive(Debug, Default)]
+pub struct DbStats {
+    pub tx_retries: AtomicU64,
+}
+
+impl DbStats {
+    pub fn retries(&self) -> u64 {
+        AtomicU64::load(&self.tx_retries, Ordering::Relaxed)
+    }
+}
+
+/// An error a transactional command can end with: it must say whether the
+/// whole transaction should run again.
+pub trait TxError: From<DieselError> + From<DbError> + Send {
+    fn is_retryable(&self) -> bool;
+}
+
+impl TxError for DbError {
+    fn is_retryable(&self) -> bool {
+        DbError::is_retryable(self)
+    }
+}
+
+/// Opens a transaction, or a savepoint when one is already open.
+pub async fn begin(conn: &mut Conn) -> QueryResult<()> {
+    AnsiTransactionManager::begin_transaction(conn).await
+}
+
+/// Opens a read-only snapshot for reports that read several tables.
+pub async fn begin_snapshot(conn: &mut Conn) -> QueryResult<()> {
+    AnsiTransactionManager::begin_transaction_sql(
+        conn,
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    )
+    .await
+}
+
+/// Commits (or releases the savepoint) on `Ok`, rolls back on `Err`.
+pub async fn finish<T, E: From<DieselError>>(
+    conn: &mut Conn,
+    result: Result<T, E>,
+) -> Result<T, E> {
+    match result {
+        Ok(value) => {
+            AnsiTransactionManager::commit_transaction(conn).await?;
+            Ok(value)
+        }
+        Err(err) => {
+            if let Err(rollback) = AnsiTransactionManager::rollback_transaction(conn).await {
+                // The connection is then marked broken and the pool drops it.
+                tracing::warn!(error = %rollback, "rollback failed");
+            }
+            Err(err)
+        }
+    }
+}
+
+/// Runs `work` in one transaction on one pooled connection, re-running it from
+/// the start on deadlock or serialization failure, at most `MAX_TX_ATTEMPTS` times.
+pub async fn transaction<'a, T, E, F>(pool: &Pool, stats: &DbStats, work: F) -> Result<T, E>
+where
+    F: for<'r> Fn(&'r mut Conn) -> ScopedBoxFuture<'a, 'r, Result<T, E>> + Send + Sync + 'a,
+    E: TxError + 'a,
+    T: Send + 'a,
+{
+    let mut pooled = pool.get().await.map_err(|e| E::from(DbError::from(e)))?;
+    let conn: &mut Conn = &mut pooled;
+    let mut attempt = 1;
+    loop {
+        begin(conn).await?;
+        let result = work(conn).await;
+        match finish(conn, result).await {
+            Err(e) if e.is_retryable() && attempt < MAX_TX_ATTEMPTS => {
+                stats.tx_retries.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(
+                    attempt,
+                    "transaction retried after deadlock/serialization failure"
+                );
+                let jitter = rand::thread_rng().gen_range(1..=10u64) * u64::from(attempt);
+                tokio::time::sleep(Duration::from_millis(jitter)).await;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Builds the pool without connecting yet; start-up has already proven the
+/// database reachable, and a later outage must not stop the process.
+pub fn build_pool(database_url: &str, max_size: u32) -> Pool {
+    let mut config = ManagerConfig::default();
+    config.custom_setup = Box::new(|url| establish(url).boxed());
+    let manager =
+        AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
+    Bb8Pool::builder()
+        .max_size(max_size)
+        .connection_timeout(Duration::from_secs(5))
+        .build_unchecked(manager)
+}
+
+/// Opens one connection with English server messages where the role may set
+/// them (needed by `is_deadlock`); a role that may not keeps its own setting
+/// and bootstrap warns about it once.
+pub async fn establish(url: &str) -> diesel::ConnectionResult<Conn> {
+    let mut conn = Conn::establish(url).await?;
+    let _ = diesel::sql_query("SET lc_messages TO 'C'")
+        .execute(&mut conn)
+        .await;
+    Ok(conn)
+}

@@ -1,0 +1,73 @@
+//! Diesel table definitions, kept by hand beside `migrations/`.
+//! A migration test (tests/migrations.rs) runs every migration up and down.
+
+diesel::table! {
+    room (code) {
+        code -> Text,
+        name -> Text,
+        position -> Int4,
+    }
+}
+
+diesel::table! {
+    reservation (id) {
+        id -> Int8,
+        title -> Text,
+        organizer_name -> Text,
+        organizer_digest -> Text,
+        starts_at -> Timestamptz,
+        ends_at -> Timestamptz,
+        cancelled_at -> Nullable<Timestamptz>,
+        version -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    reservation_room (reservation_id, room) {
+        reservation_id -> Int8,
+        room -> Text,
+        starts_at -> Timestamptz,
+        ends_at -> Timestamptz,
+        active -> Bool,
+    }
+}
+
+diesel::table! {
+    idempotency_record (tenant, operation, idempotency_key) {
+        tenant -> Text,
+        operation -> Text,
+        idempotency_key -> Text,
+        fingerprint -> Text,
+        state -> Text,
+        owner_token -> Uuid,
+        lease_expires_at -> Timestamptz,
+        response_status -> Nullable<Int2>,
+        response_body -> Nullable<Text>,
+        created_at -> Timestamptz,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    api_key (id) {
+        id -> Int8,
+        tenant -> Text,
+        role -> Text,
+        key_hash -> Text,
+        label -> Text,
+        created_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::joinable!(reservation_room -> reservation (reservation_id));
+diesel::joinable!(reservation_room -> room (room));
+diesel::allow_tables_to_appear_in_same_query!(
+    room,
+    reservation,
+    reservation_room,
+    idempotency_record,
+    api_key
+);

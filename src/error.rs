@@ -1,0 +1,213 @@
+//! The closed set of error codes of SPEC §7 and their one mapping to an HTTP
+//! status and JSON body. Database errors are classified in `db::DbError`.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::db::DbError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    MalformedRequest,
+    IdempotencyKeyRequired,
+    Unauthenticated,
+    Forbidden,
+    OwnerMismatch,
+    NotFound,
+    IdempotencyFingerprintConflict,
+    CommandInProgress,
+    CapacityExhaustedOrStale,
+    StaleRevision,
+    PolicyVersionMismatch,
+    ResourceClosed,
+    InvalidState,
+    CapacityAvailable,
+    HoldExpired,
+    OfferExpired,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    AdmissionRejected,
+    RoomTimeTaken,
+    RoomCombinationNotAllowed,
+    UnknownRoom,
+    InvalidTimeRange,
+    TimeNotMinuteAligned,
+    BookingTooLong,
+    BookingInPast,
+    VersionConflict,
+    NotOrganizer,
+    DatabaseUnavailable,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn status(self) -> StatusCode {
+        use ErrorCode::*;
+        match self {
+            MalformedRequest
+            | IdempotencyKeyRequired
+            | RoomCombinationNotAllowed
+            | UnknownRoom
+            | InvalidTimeRange
+            | TimeNotMinuteAligned
+            | BookingTooLong
+            | BookingInPast => StatusCode::BAD_REQUEST,
+            Unauthenticated => StatusCode::UNAUTHORIZED,
+            Forbidden | OwnerMismatch | NotOrganizer => StatusCode::FORBIDDEN,
+            NotFound => StatusCode::NOT_FOUND,
+            IdempotencyFingerprintConflict
+            | CommandInProgress
+            | CapacityExhaustedOrStale
+            | StaleRevision
+            | PolicyVersionMismatch
+            | ResourceClosed
+            | InvalidState
+            | CapacityAvailable
+            | RoomTimeTaken
+            | VersionConflict => StatusCode::CONFLICT,
+            HoldExpired | OfferExpired => StatusCode::GONE,
+            PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AdmissionRejected => StatusCode::TOO_MANY_REQUESTS,
+            DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Whether the same request may succeed later without change.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::CommandInProgress
+                | ErrorCode::AdmissionRejected
+                | ErrorCode::DatabaseUnavailable
+        )
+    }
+}
+
+/// The message shown for an overlapping booking (seed 002 §4), fixed by SPEC §7.2.
+pub const ROOM_TIME_TAKEN_MESSAGE: &str = "이미 예약된 시간입니다";
+
+/// An error answer: `{"code", "message", "details", "retryable", "currentRevision"?}`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Value,
+    pub current_revision: Option<i64>,
+    pub retry_after_secs: Option<u32>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: json!({}),
+            current_revision: None,
+            retry_after_secs: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn with_current_revision(mut self, revision: i64) -> Self {
+        self.current_revision = Some(revision);
+        self
+    }
+
+    pub fn with_retry_after(mut self, secs: u32) -> Self {
+        self.retry_after_secs = Some(secs);
+        self
+    }
+
+    /// A 400 naming the offending field.
+    pub fn malformed(field: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self::new(
+            ErrorCode::MalformedRequest,
+            format!("invalid field `{field}`: {reason}"),
+        )
+        .with_details(json!({ "field": field, "reason": reason }))
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::new(ErrorCode::NotFound, format!("{what} not found"))
+    }
+
+    pub fn room_time_taken() -> Self {
+        Self::new(ErrorCode::RoomTimeTaken, ROOM_TIME_TAKEN_MESSAGE)
+    }
+
+    pub fn internal() -> Self {
+        Self::new(ErrorCode::Internal, "internal error")
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
+    }
+
+    pub fn body(&self) -> Value {
+        let mut body = json!({
+            "code": self.code,
+            "message": self.message,
+            "details": self.details,
+            "retryable": self.code.retryable(),
+        });
+        if let Some(rev) = self.current_revision {
+            body["currentRevision"] = json!(rev);
+        }
+        body
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.code, self.message)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut res = HttpResponse::build(self.status());
+        if let Some(secs) = self.retry_after_secs {
+            res.insert_header((header::RETRY_AFTER, secs.to_string()));
+        }
+        res.json(self.body())
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(err: DbError) -> Self {
+        match err {
+            DbError::Unavailable(reason) => {
+                tracing::warn!(%reason, "database unavailable");
+                ApiError::new(
+                    ErrorCode::DatabaseUnavailable,
+                    "database unavailable, retry later",
+                )
+                .with_retry_after(1)
+            }
+            DbError::RoomTimeTaken => ApiError::room_time_taken(),
+            DbError::Retryable(e) => {
+                tracing::error!(error = %e, "retries exhausted");
+                ApiError::new(ErrorCode::DatabaseUnavailable, "database busy, retry later")
+                    .with_retry_after(1)
+            }
+            DbError::Other(e) => {
+                tracing::error!(error = ?e, "unexpected database error");
+                ApiError::internal()
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Request extractors: they turn headers and bodies into domain values or a
+//! documented 4xx before a handler runs.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{web, FromRequest, HttpRequest};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+
+use crate::auth::{Caller, OwnerDigest, OwnerId};
+use crate::error::{ApiError, ErrorCode};
+use crate::idempotency::IdempotencyKey;
+use crate::state::AppState;
+
+/// Largest JSON body accepted; anything bigger is 413 before parsing.
+pub const JSON_LIMIT: usize = 64 * 1024;
+
+fn state(req: &HttpRequest) -> web::Data<AppState> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .expect("AppState is registered")
+}
+
+/// An integration authenticated by `Authorization: Bearer <key>`.
+#[derive(Debug, Clone)]
+pub struct ApiCaller(pub Caller);
+
+impl FromRequest for ApiCaller {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = state(req);
+        let secret = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(|s| s.trim().to_owned());
+        Box::pin(async move {
+            let unauthenticated = || {
+                ApiError::new(
+                    ErrorCode::Unauthenticated,
+                    "a valid `Authorization: Bearer <api key>` is required",
+                )
+            };
+            let secret = secret
+                .filter(|s| !s.is_empty())
+                .ok_or_else(unauthenticated)?;
+            if let Some(caller) = state.keys.resolve_configured(&secret) {
+                return Ok(ApiCaller(caller));
+            }
+            let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
+            state
+                .keys
+                .resolve(&mut conn, &secret)
+                .await?
+                .map(ApiCaller)
+                .ok_or_else(unauthenticated)
+        })
+    }
+}
+
+/// An API caller whose key has the admin role.
+#[derive(Debug, Clone)]
+pub struct AdminCaller(pub Caller);
+
+impl FromRequest for AdminCaller {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let caller = ApiCaller::from_request(req, payload);
+        Box::pin(async move {
+            let ApiCaller(caller) = caller.await?;
+            if !caller.is_admin() {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "this route needs an admin API key",
+                ));
+            }
+            Ok(AdminCaller(caller))
+        })
+    }
+}
+
+/// `X-Reservation-Owner`, required.
+#[derive(Debug, Clone)]
+pub struct Owner(pub OwnerId);
+
+pub const OWNER_HEADER: &str = "X-Reservation-Owner";
+
+impl FromRequest for Owner {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let parsed = match req.headers().get(OWNER_HEADER) {
+            None => Err(ApiError::malformed(OWNER_HEADER, "header is required")),
+            Some(v) => std::str::from_utf8(v.as_bytes())
+                .map_err(|_| "must be UTF-8".to_owned())
+                .and_then(OwnerId::parse)
+                .map(Owner)
+                .map_err(|reason| ApiError::malformed(OWNER_HEADER, reason)),
+        };
+        std::future::ready(parsed)
+    }
+}
+
+impl Owner {
+    pub fn digest(&self, state: &AppState, caller: &Caller) -> OwnerDigest {
+        OwnerDigest::of_owner(&state.secret, &caller.tenant, &self.0)
+    }
+}
+
+/// `Idempotency-Key`, optional here; routes that create things require it.
+#[derive(Debug, Clone)]
+pub struct IdemKey(pub Option<IdempotencyKey>);
+
+impl IdemKey {
+    pub fn required(self) -> Result<IdempotencyKey, ApiError> {
+        self.0.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::IdempotencyKeyRequired,
+                "this route requires an `Idempotency-Key` header",
+            )
+        })
+    }
+}
+
+impl FromRequest for IdemKey {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let parsed = match req.headers().get("Idempotency-Key") {
+            None => Ok(IdemKey(None)),
+            Some(v) => v
+                .to_str()
+                .map_err(|_| "must be visible ASCII characters".to_owned())
+                .and_then(IdempotencyKey::parse)
+                .map(|k| IdemKey(Some(k)))
+                .map_err(|reason| ApiError::malformed("Idempotency-Key", reason)),
+        };
+        std::future::ready(parsed)
+    }
+}
+
+/// A JSON body: `application/json` (else 415), at most `JSON_LIMIT` bytes (else
+/// 413), parsed with the failing field named (else 400 `MALFORMED_REQUEST`).
+/// An empty body reads as `{}`, so routes whose fields are all optional may omit it.
+#[derive(Debug)]
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .map(|v| v.as_bytes().to_vec());
+        let declared_len = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            let too_large = || {
+                ApiError::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!("the body must be at most {JSON_LIMIT} bytes"),
+                )
+            };
+            if declared_len.is_some_and(|n| n > JSON_LIMIT) {
+                return Err(too_large());
+            }
+            let mut body = web::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| ApiError::malformed("body", e.to_string()))?;
+                if body.len() + chunk.len() > JSON_LIMIT {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+                b"{}"
+            } else {
+                if !content_type.as_deref().is_some_and(is_json) {
+                    return Err(ApiError::new(
+                        ErrorCode::UnsupportedMediaType,
+                        "the body must be `Content-Type: application/json`",
+                    ));
+                }
+                &body
+            };
+            let text = std::str::from_utf8(body)
+                .map_err(|_| ApiError::malformed("body", "is not valid UTF-8"))?;
+            let de = &mut serde_json::Deserializer::from_str(text);
+            serde_path_to_error::deserialize(de)
+                .map(ApiJson)
+                .map_err(|e| {
+                    let reason = e.inner().to_string();
+                    let path = e.path().to_string();
+                    let field = missing_field(&reason)
+                        .map(str::to_owned)
+                        .unwrap_or(if path == "." { "body".to_owned() } else { path });
+                    ApiError::malformed(&field, reason)
+                })
+        })
+    }
+}
+
+fn is_json(content_type: &[u8]) -> bool {
+    let Ok(ct) = std::str::from_utf8(content_type) else {
+        return false;
+    };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// serde names a missing field only in its message ("missing field `title`").
+fn missing_field(reason: &str) -> Option<&str> {
+    let rest = reason.strip_prefix("missing field `")?;
+    rest.split('`').next()
+}
+
+/// RFC 3339 timestamps with an explicit offset; naive times are refused.
+pub mod rfc3339 {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        let raw = String::deserialize(d)?;
+        DateTime::parse_from_rfc3339(&raw)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|_| {
+                serde::de::Error::custom(
+                    "must be an RFC 3339 time with an offset, e.g. 2030-01-01T10:00:00+09:00",
+                )
+            })
+    }
+}

@@ -1,0 +1,34 @@
+//! `/healthz` (the process answers) and `/readyz` (PostgreSQL answers now;
+//! Redis is reported, never required).
+
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use diesel_async::RunQueryDsl;
+use serde_json::json;
+
+use crate::state::AppState;
+
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "status": "ok" }))
+}
+
+pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    let probe = async {
+        let mut conn = state.pool.get().await.map_err(|e| e.to_string())?;
+        diesel::sql_query("SELECT 1")
+            .execute(&mut conn)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let postgres = match tokio::time::timeout(Duration::from_secs(2), probe).await {
+        Ok(Ok(_)) => "ok",
+        Ok(Err(_)) | Err(_) => "unavailable",
+    };
+    let body = json!({ "postgres": postgres, "redis": "disabled" });
+    if postgres == "ok" {
+        HttpResponse::Ok().json(body)
+    } else {
+        HttpResponse::ServiceUnavailable().json(body)
+    }
+}

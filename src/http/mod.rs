@@ -1,0 +1,96 @@
+//! HTTP surface: route table, extractors, response conventions of SPEC §7.3.
+
+pub mod extract;
+pub mod health;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpResponse};
+
+use tracing::Instrument;
+
+use crate::error::ApiError;
+
+/// Registers every route; `main` and the tests build the app from this.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(
+        web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()),
+    )
+    .app_data(
+        web::QueryConfig::default()
+            .error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
+    )
+    .route("/healthz", web::get().to(health::healthz))
+    .route("/readyz", web::get().to(health::readyz))
+    .service(
+        web::scope("/api")
+            .configure(crate::rooms::http::routes)
+            .route(
+                "/admin/consistency",
+                web::get().to(crate::consistency::api_consistency),
+            )
+            .default_service(web::to(api_not_found)),
+    );
+}
+
+async fn api_not_found() -> HttpResponse {
+    actix_web::ResponseError::error_response(&ApiError::not_found("route"))
+}
+
+/// A client's request id is echoed when sane (`[A-Za-z0-9._-]{8,80}`),
+/// otherwise one is generated.
+pub fn request_id(req: &ServiceRequest) -> String {
+    req.headers()
+        .get("X-Request-Id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            (8..=80).contains(&v.len())
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        })
+        .map(str::to_owned)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
+/// Security headers and `X-Request-Id` on every response; `no-store` on the API.
+pub async fn response_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let id = request_id(&req);
+    let is_api =
+        req.path().starts_with("/api/") || req.path() == "/healthz" || req.path() == "/readyz";
+    let span = tracing::info_span!("request", method = %req.method(), path = %req.path(), request_id = %id);
+    let started = std::time::Instant::now();
+    let mut res = next.call(req).instrument(span.clone()).await?;
+    span.in_scope(|| {
+        tracing::info!(
+            status = res.status().as_u16(),
+            latency_ms = started.elapsed().as_millis() as u64,
+            "request"
+        )
+    });
+    let headers = res.headers_mut();
+    let set = |h: &mut actix_web::http::header::HeaderMap, name: &'static str, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.insert(header::HeaderName::from_static(name), v);
+        }
+    };
+    set(headers, "x-request-id", &id);
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "referrer-policy", "no-referrer");
+    set(headers, "x-frame-options", "DENY");
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        set(
+            headers,
+            "content-security-policy",
+            "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'",
+        );
+    }
+    if is_api {
+        set(headers, "cache-control", "no-store");
+    }
+    Ok(res)
+}

@@ -1,0 +1,199 @@
+//! Runs one command so that the claim, the business mutation and the stored
+//! response commit in ONE transaction (SPEC §4): a crash leaves nothing behind
+//! and the retry simply runs. Used unchanged by every mutating JSON route.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::sql_types::Text;
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+use scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
+
+use super::{acquire, finalize, Acquired, Fingerprint, Scope, StoredResponse};
+use crate::clock::Clock;
+use crate::db::{self, Conn, DbError, DbStats, Pool, TxError};
+use crate::error::{ApiError, ErrorCode};
+
+/// How a command ends inside its transaction.
+#[derive(Debug)]
+pub enum CommandError {
+    /// A business rejection (room taken, stale version, …): its savepoint is
+    /// rolled back, and the answer is stored and replayed like a success.
+    Reject(ApiError),
+    /// A database failure: nothing is stored; deadlocks re-run the transaction.
+    Db(DbError),
+}
+
+impl From<diesel::result::Error> for CommandError {
+    fn from(e: diesel::result::Error) -> Self {
+        CommandError::Db(DbError::from(e))
+    }
+}
+
+impl From<DbError> for CommandError {
+    fn from(e: DbError) -> Self {
+        CommandError::Db(e)
+    }
+}
+
+impl From<ApiError> for CommandError {
+    fn from(e: ApiError) -> Self {
+        CommandError::Reject(e)
+    }
+}
+
+impl TxError for CommandError {
+    fn is_retryable(&self) -> bool {
+        matches!(self, CommandError::Db(e) if e.is_retryable())
+    }
+}
+
+/// The answer to a command request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Executed now (a success or a business rejection).
+    Fresh(StoredResponse),
+    /// Executed before; this is the stored answer.
+    Replayed(StoredResponse),
+    FingerprintConflict,
+    InProgress {
+        retry_after_secs: u32,
+    },
+}
+
+/// What `run_command` needs from the application.
+pub struct Runner<'a> {
+    pub pool: &'a Pool,
+    pub stats: &'a DbStats,
+    pub clock: &'a Arc<dyn Clock>,
+    pub lease: Duration,
+}
+
+#[derive(QueryableByName)]
+struct Locked {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    locked: bool,
+}
+
+/// A transaction-level advisory lock on the scope, tried without waiting, so
+/// that a concurrent duplicate is answered at once instead of queueing behind
+/// the first (two scopes sharing a 64-bit hash only cost a spurious retry).
+async fn try_lock_scope(conn: &mut Conn, scope: &Scope) -> diesel::QueryResult<bool> {
+    let row: Locked =
+        diesel::sql_query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked")
+            .bind::<Text, _>(scope.lock_text())
+            .get_result(conn)
+            .await?;
+    Ok(row.locked)
+}
+
+/// Runs `command` at most once per scope. Without a scope (no key given on a
+/// route where it is optional) the command simply runs in its transaction.
+pub async fn run_command<'a, F>(
+    runner: &Runner<'_>,
+    guard: Option<(Scope, Fingerprint)>,
+    command: F,
+) -> Result<Outcome, ApiError>
+where
+    F: for<'r> Fn(
+            &'r mut Conn,
+            DateTime<Utc>,
+        ) -> ScopedBoxFuture<'a, 'r, Result<StoredResponse, CommandError>>
+        + Send
+        + Sync
+        + 'a,
+{
+    let guard = &guard;
+    let command = &command;
+    let clock = runner.clock;
+    let lease = runner.lease;
+    let result = db::transaction(runner.pool, runner.stats, |conn| {
+        async move {
+            let now = clock.now();
+            let token = match guard {
+                None => None,
+                Some((scope, fingerprint)) => {
+                    if !try_lock_scope(conn, scope).await? {
+                        return Ok(Outcome::InProgress {
+                            retry_after_secs: 1,
+                        });
+                    }
+                    match acquire(conn, scope, fingerprint, now, lease).await? {
+                        Acquired::New { token } | Acquired::Takeover { token, .. } => Some(token),
+                        Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
+                        Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
+                        Acquired::InProgress { retry_after_secs } => {
+                            return Ok(Outcome::InProgress { retry_after_secs })
+                        }
+                    }
+                }
+            };
+            // A savepoint: a rejected mutation leaves no row behind, yet the
+            // rejection itself is stored in the same transaction.
+            db::begin(conn).await?;
+            let attempt = command(conn, now).await;
+            let response = match db::finish(conn, attempt).await {
+                Ok(response) => response,
+                Err(CommandError::Reject(err)) => StoredResponse::from_error(&err),
+                Err(CommandError::Db(DbError::RoomTimeTaken)) => {
+                    StoredResponse::from_error(&ApiError::room_time_taken())
+                }
+                Err(other) => return Err(other),
+            };
+            if let (Some(token), Some((scope, _))) = (token, guard) {
+                if !finalize(conn, scope, token, &response, now).await? {
+                    // Someone took the claim over while we worked: our result must not land.
+                    return Ok(Outcome::InProgress {
+                        retry_after_secs: 1,
+                    });
+                }
+            }
+            Ok(Outcome::Fresh(response))
+        }
+        .scope_boxed()
+    })
+    .await;
+    match result {
+        Ok(outcome) => Ok(outcome),
+        Err(CommandError::Reject(err)) => Ok(Outcome::Fresh(StoredResponse::from_error(&err))),
+        Err(CommandError::Db(err)) => Err(ApiError::from(err)),
+    }
+}
+
+impl Outcome {
+    /// The HTTP answer; `keyed` adds `Idempotency-Replayed` when a key was sent.
+    pub fn into_response(self, keyed: bool) -> actix_web::HttpResponse {
+        use actix_web::http::StatusCode;
+        let (stored, replayed) = match self {
+            Outcome::Fresh(s) => (s, false),
+            Outcome::Replayed(s) => (s, true),
+            Outcome::FingerprintConflict => {
+                return actix_web::ResponseError::error_response(&ApiError::new(
+                    ErrorCode::IdempotencyFingerprintConflict,
+                    "this Idempotency-Key was used for a different request",
+                ))
+            }
+            Outcome::InProgress { retry_after_secs } => {
+                return actix_web::ResponseError::error_response(
+                    &ApiError::new(
+                        ErrorCode::CommandInProgress,
+                        "the same command is in progress; retry later",
+                    )
+                    .with_retry_after(retry_after_secs),
+                )
+            }
+        };
+        let status =
+            StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut res = actix_web::HttpResponse::build(status);
+        res.content_type("application/json");
+        if keyed {
+            res.insert_header((
+                "Idempotency-Replayed",
+                if replayed { "true" } else { "false" },
+            ));
+        }
+        res.body(stored.body)
+    }
+}

@@ -1,0 +1,147 @@
+//! SQL of the idempotency record. `acquire` and `finalize` are the two halves
+//! of a claim; they run inside the caller's transaction.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use uuid::Uuid;
+
+use super::{Fingerprint, Scope, StoredResponse};
+use crate::db::schema::idempotency_record as rec;
+use crate::db::Conn;
+
+/// What a request finds when it claims its scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// First time: execute, then finalize with this token.
+    New { token: Uuid },
+    /// Completed before with the same fingerprint: answer what was stored.
+    Replay(StoredResponse),
+    /// Same scope, different request: execute nothing.
+    FingerprintConflict,
+    /// Another owner's lease is live: execute nothing, retry after this many seconds.
+    InProgress { retry_after_secs: u32 },
+    /// The previous owner's lease expired: the claim is now ours (CAS on the token).
+    Takeover { token: Uuid, previous: Uuid },
+}
+
+#[derive(Queryable)]
+struct Existing {
+    fingerprint: String,
+    state: String,
+    owner_token: Uuid,
+    lease_expires_at: DateTime<Utc>,
+    response_status: Option<i16>,
+    response_body: Option<String>,
+}
+
+/// Claims `scope` for `fingerprint` at `now` with a lease of `lease`.
+pub async fn acquire(
+    conn: &mut Conn,
+    scope: &Scope,
+    fingerprint: &Fingerprint,
+    now: DateTime<Utc>,
+    lease: Duration,
+) -> QueryResult<Acquired> {
+    let token = Uuid::new_v4();
+    // The primary key decides the race between two first-timers.
+    let inserted = diesel::insert_into(rec::table)
+        .values((
+            rec::tenant.eq(scope.tenant.as_str()),
+            rec::operation.eq(scope.operation),
+            rec::idempotency_key.eq(scope.key.as_str()),
+            rec::fingerprint.eq(fingerprint.as_str()),
+            rec::state.eq("IN_PROGRESS"),
+            rec::owner_token.eq(token),
+            rec::lease_expires_at.eq(now + lease),
+            rec::created_at.eq(now),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    if inserted == 1 {
+        return Ok(Acquired::New { token });
+    }
+
+    let existing: Existing = rec::table
+        .find((scope.tenant.as_str(), scope.operation, scope.key.as_str()))
+        .select((
+            rec::fingerprint,
+            rec::state,
+            rec::owner_token,
+            rec::lease_expires_at,
+            rec::response_status,
+            rec::response_body,
+        ))
+        .for_update()
+        .first(conn)
+        .await?;
+
+    if existing.fingerprint != fingerprint.as_str() {
+        return Ok(Acquired::FingerprintConflict);
+    }
+    if existing.state == "COMPLETED" {
+        let (Some(status), Some(body)) = (existing.response_status, existing.response_body) else {
+            // The table's CHECK makes this unrepresentable.
+            return Err(diesel::result::Error::NotFound);
+        };
+        return Ok(Acquired::Replay(StoredResponse {
+            status: status as u16,
+            body,
+        }));
+    }
+    if existing.lease_expires_at > now {
+        let left = (existing.lease_expires_at - now).num_seconds().max(0) + 1;
+        return Ok(Acquired::InProgress {
+            retry_after_secs: left.min(i64::from(u32::MAX)) as u32,
+        });
+    }
+    let swapped = diesel::update(
+        rec::table
+            .find((scope.tenant.as_str(), scope.operation, scope.key.as_str()))
+            .filter(rec::owner_token.eq(existing.owner_token))
+            .filter(rec::state.eq("IN_PROGRESS")),
+    )
+    .set((
+        rec::owner_token.eq(token),
+        rec::lease_expires_at.eq(now + lease),
+    ))
+    .execute(conn)
+    .await?;
+    if swapped == 1 {
+        Ok(Acquired::Takeover {
+            token,
+            previous: existing.owner_token,
+        })
+    } else {
+        Ok(Acquired::InProgress {
+            retry_after_secs: 1,
+        })
+    }
+}
+
+/// Stores the response, only if `token` still owns the claim. A stale owner
+/// returning after a takeover gets `false` and changes nothing.
+pub async fn finalize(
+    conn: &mut Conn,
+    scope: &Scope,
+    token: Uuid,
+    response: &StoredResponse,
+    now: DateTime<Utc>,
+) -> QueryResult<bool> {
+    let updated = diesel::update(
+        rec::table
+            .find((scope.tenant.as_str(), scope.operation, scope.key.as_str()))
+            .filter(rec::owner_token.eq(token))
+            .filter(rec::state.eq("IN_PROGRESS")),
+    )
+    .set((
+        rec::state.eq("COMPLETED"),
+        rec::response_status.eq(response.status as i16),
+        rec::response_body.eq(&response.body),
+        rec::completed_at.eq(now),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(updated == 1)
+}

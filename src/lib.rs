@@ -1,0 +1,19 @@
+//! yeyak (예약): meeting-room bookings and capacity reservations with
+//! PostgreSQL as the single authority.
+//!
+//! One module per capability (`rooms`, `idempotency`, `auth`, `consistency`),
+//! each with its rules, its SQL and its HTTP surface apart; `db`, `config`,
+//! `http`, `startup`, `telemetry` at the edges.
+
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod consistency;
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod idempotency;
+pub mod rooms;
+pub mod startup;
+pub mod state;
+pub mod telemetry;

@@ -1,0 +1,101 @@
+//! Start-up: prepare the database, build the shared state, bind, serve.
+//! actix-web stops gracefully on SIGTERM and Ctrl-C (in-flight requests finish).
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+use chrono::Duration;
+
+use crate::auth::ApiKeyRegistry;
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::db::{self, bootstrap, DbStats};
+use crate::rooms::domain::BookingRules;
+use crate::state::AppState;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Database(#[from] bootstrap::BootstrapError),
+    #[error("cannot listen on {addr}: {cause}. Set YEYAK_BIND to a free address.")]
+    Bind {
+        addr: SocketAddr,
+        cause: std::io::Error,
+    },
+}
+
+/// A built, bound, not yet awaited server.
+pub struct Application {
+    pub server: Server,
+    pub addr: SocketAddr,
+    pub state: web::Data<AppState>,
+}
+
+/// Builds the application on the wall clock.
+pub async fn build(config: Config) -> Result<Application, StartupError> {
+    build_with_clock(config, Arc::new(SystemClock)).await
+}
+
+/// Builds the application on a given clock (tests move time with `ManualClock`).
+pub async fn build_with_clock(
+    config: Config,
+    clock: Arc<dyn Clock>,
+) -> Result<Application, StartupError> {
+    bootstrap::prepare(&config.database_url).await?;
+    let pool = db::build_pool(&config.database_url, config.db_pool_size);
+    let rooms = {
+        let shown = bootstrap::redact(&config.database_url);
+        let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable {
+            url: shown.clone(),
+            cause,
+        };
+        let mut conn = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
+        crate::rooms::load_catalog(&mut conn)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?
+    };
+    if config.secret_key == "yeyak-dev-secret-change-me" {
+        tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
+    }
+    let state = web::Data::new(AppState {
+        pool,
+        db_stats: Arc::new(DbStats::default()),
+        clock,
+        keys: ApiKeyRegistry::new(&config.api_keys.0),
+        secret: config.secret_key.as_bytes().to_vec(),
+        rooms,
+        rules: BookingRules {
+            max_length: Duration::minutes(i64::from(config.max_booking_minutes)),
+        },
+        timezone: config.timezone,
+        idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
+    });
+
+    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind {
+        addr: config.bind,
+        cause,
+    })?;
+    let addr = listener.local_addr().map_err(|cause| StartupError::Bind {
+        addr: config.bind,
+        cause,
+    })?;
+    let app_state = state.clone();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(app_state.clone())
+            .wrap(from_fn(crate::http::response_headers))
+            .configure(crate::http::configure)
+    })
+    .listen(listener)
+    .map_err(|cause| StartupError::Bind { addr, cause })?
+    .shutdown_timeout(10)
+    .run();
+    Ok(Application {
+        server,
+        addr,
+        state,
+    })
+}
