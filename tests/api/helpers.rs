@@ -1,0 +1,348 @@
+//! Test harness: every test gets the real app on a free port against its own
+//! database, cloned from a migrated template that is built once per run.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use reqwest::{Response, StatusCode};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+use tokio_postgres::{Client, NoTls};
+use yeyak::clock::ManualClock;
+use yeyak::config::Config;
+use yeyak::state::AppState;
+
+pub const PG_BASE: &str = "postgres://postgres@127.0.0.1:5432";
+
+/// API keys of the test installation.
+pub const TENANT_ONE: &str = "key-tenant-one";
+pub const TENANT_TWO: &str = "key-tenant-two";
+pub const ADMIN: &str = "key-admin-ops";
+
+static TEMPLATE: OnceCell<String> = OnceCell::const_new();
+
+/// Name of the template database for the current migrations.
+async fn template() -> &'static str {
+    TEMPLATE
+        .get_or_init(|| async {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            use std::hash::{Hash, Hasher};
+            for m in yeyak_migration_sources() {
+                m.hash(&mut hasher);
+            }
+            let name = format!("yeyak_tmpl_{:016x}", hasher.finish());
+            let admin = connect("postgres").await;
+            // One builder at a time across test processes.
+            admin
+                .execute("SELECT pg_advisory_lock(7215)", &[])
+                .await
+                .unwrap();
+            let exists = admin
+                .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+                .await
+                .unwrap()
+                .is_some();
+            if !exists {
+                let building = format!("{name}_building");
+                admin
+                    .execute(&format!("DROP DATABASE IF EXISTS \"{building}\""), &[])
+                    .await
+                    .unwrap();
+                yeyak::db::bootstrap::prepare(&format!("{PG_BASE}/{building}"))
+                    .await
+                    .expect("template migrates");
+                admin
+                    .execute(
+                        &format!("ALTER DATABASE \"{building}\" RENAME TO \"{name}\""),
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+            }
+            admin
+                .execute("SELECT pg_advisory_unlock(7215)", &[])
+                .await
+                .unwrap();
+            name
+        })
+        .await
+}
+
+fn yeyak_migration_sources() -> Vec<String> {
+    let mut files: Vec<_> =
+        walk(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"));
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| format!("{}{}", p.display(), std::fs::read_to_string(&p).unwrap()))
+        .collect()
+}
+
+fn walk(dir: std::path::PathBuf) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+pub async fn connect(db: &str) -> Client {
+    let (client, connection) = tokio_postgres::connect(&format!("{PG_BASE}/{db}"), NoTls)
+        .await
+        .expect("PostgreSQL on localhost");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+/// A fresh database cloned from the template.
+pub async fn fresh_database() -> String {
+    let template = template().await;
+    let name = format!("yeyak_test_{}", uuid::Uuid::new_v4().simple());
+    let admin = connect("postgres").await;
+    // The template may be busy for a moment while another clone starts.
+    let mut attempt = 0;
+    loop {
+        match admin
+            .execute(
+                &format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""),
+                &[],
+            )
+            .await
+        {
+            Ok(_) => break,
+            Err(e) if attempt < 50 => {
+                attempt += 1;
+                let _ = e;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("cannot clone template: {e}"),
+        }
+    }
+    name
+}
+
+pub struct TestApp {
+    pub address: String,
+    pub db_name: String,
+    pub clock: ManualClock,
+    pub state: actix_web::web::Data<AppState>,
+    pub http: reqwest::Client,
+}
+
+/// The start of the next whole minute: what the test clock starts at.
+pub fn test_now() -> DateTime<Utc> {
+    Utc::now().duration_trunc(Duration::minutes(1)).unwrap() + Duration::minutes(1)
+}
+
+pub fn test_config(db_name: &str) -> Config {
+    let mut config = Config::for_database(&format!("{PG_BASE}/{db_name}"));
+    config.bind = "127.0.0.1:0".parse().unwrap();
+    config.api_keys = parse_keys(&format!(
+        "t1:integration:{TENANT_ONE},t2:integration:{TENANT_TWO},ops:admin:{ADMIN}"
+    ));
+    config.db_pool_size = 24;
+    config
+}
+
+fn parse_keys(raw: &str) -> yeyak::config::ApiKeyList {
+    use clap::Parser;
+    let cfg = Config::parse_from(["yeyak", "--api-keys", raw]);
+    cfg.api_keys
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(|_| {}).await
+    }
+
+    pub async fn spawn_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
+        let db_name = fresh_database().await;
+        let mut config = test_config(&db_name);
+        tweak(&mut config);
+        let clock = ManualClock::new(test_now());
+        let app = yeyak::startup::build_with_clock(config, Arc::new(clock.clone()))
+            .await
+            .expect("app builds");
+        let address = format!("http://{}", app.addr);
+        let state = app.state.clone();
+        tokio::spawn(app.server);
+        TestApp {
+            address,
+            db_name,
+            clock,
+            state,
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(64)
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// A direct connection to this test's database.
+    pub async fn db(&self) -> Client {
+        connect(&self.db_name).await
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// A request with the given API key and owner.
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: &str,
+        owner: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let mut req = self.http.request(method, self.url(path)).bearer_auth(key);
+        if let Some(owner) = owner {
+            req = req.header("X-Reservation-Owner", owner);
+        }
+        req
+    }
+
+    pub async fn create_booking(
+        &self,
+        key: &str,
+        owner: &str,
+        idem: &str,
+        body: &Value,
+    ) -> Response {
+        self.request(reqwest::Method::POST, "/api/bookings", key, Some(owner))
+            .header("Idempotency-Key", idem)
+            .json(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    pub async fn move_booking(
+        &self,
+        key: &str,
+        owner: &str,
+        id: i64,
+        idem: Option<&str>,
+        body: &Value,
+    ) -> Response {
+        let mut req = self
+            .request(
+                reqwest::Method::PATCH,
+                &format!("/api/bookings/{id}"),
+                key,
+                Some(owner),
+            )
+            .json(body);
+        if let Some(idem) = idem {
+            req = req.header("Idempotency-Key", idem);
+        }
+        req.send().await.expect("request sent")
+    }
+
+    pub async fn cancel_booking(
+        &self,
+        key: &str,
+        owner: &str,
+        id: i64,
+        idem: Option<&str>,
+        body: &Value,
+    ) -> Response {
+        let mut req = self
+            .request(
+                reqwest::Method::POST,
+                &format!("/api/bookings/{id}/cancel"),
+                key,
+                Some(owner),
+            )
+            .json(body);
+        if let Some(idem) = idem {
+            req = req.header("Idempotency-Key", idem);
+        }
+        req.send().await.expect("request sent")
+    }
+
+    pub async fn get_json(&self, path: &str, key: &str) -> (StatusCode, Value) {
+        let res = self
+            .request(reqwest::Method::GET, path, key, None)
+            .send()
+            .await
+            .expect("request sent");
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Runs the consistency check and returns (ok, report).
+    pub async fn consistency(&self) -> (bool, Value) {
+        let (status, body) = self.get_json("/api/admin/consistency", ADMIN).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        (body["ok"].as_bool().unwrap(), body)
+    }
+
+    pub async fn assert_consistent(&self) {
+        let (ok, report) = self.consistency().await;
+        assert!(ok, "consistency check failed: {report:#}");
+    }
+
+    pub async fn count(&self, sql: &str) -> i64 {
+        self.db()
+            .await
+            .query_one(sql, &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    }
+}
+
+/// An RFC 3339 time `days` days and `hh:mm` (UTC) after the test day.
+pub fn at(days: i64, hh: u32, mm: u32) -> String {
+    let day = (test_now() + Duration::days(days)).date_naive();
+    day.and_hms_opt(hh, mm, 0).unwrap().and_utc().to_rfc3339()
+}
+
+pub fn booking(title: &str, rooms: &[&str], starts: &str, ends: &str) -> Value {
+    serde_json::json!({ "title": title, "rooms": rooms, "startsAt": starts, "endsAt": ends })
+}
+
+pub async fn body(res: Response) -> (StatusCode, Value) {
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// Drops a test database, closing whatever still uses it.
+pub fn drop_database(name: &str) {
+    let name = name.to_owned();
+    // Drop runs outside any runtime guarantees; use a thread with its own.
+    let _ = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let admin = connect("postgres").await;
+            let _ = admin
+                .execute(
+                    &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+                    &[],
+                )
+                .await;
+        });
+    })
+    .join();
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        drop_database(&self.db_name);
+    }
+}

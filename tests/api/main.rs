@@ -1,0 +1,9 @@
+//! Integration tests over HTTP against real PostgreSQL (one database per test).
+
+mod helpers;
+
+mod consistency;
+mod idempotency;
+mod rooms;
+mod rooms_concurrency;
+mod startup;
