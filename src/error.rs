@@ -39,6 +39,7 @@ pub enum ErrorCode {
     BookingInPast,
     VersionConflict,
     NotOrganizer,
+    ResourceCodeTaken,
     DatabaseUnavailable,
     Internal,
 }
@@ -67,7 +68,8 @@ impl ErrorCode {
             | InvalidState
             | CapacityAvailable
             | RoomTimeTaken
-            | VersionConflict => StatusCode::CONFLICT,
+            | VersionConflict
+            | ResourceCodeTaken => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

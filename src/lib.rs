@@ -6,6 +6,7 @@
 //! `http`, `startup`, `telemetry` at the edges.
 
 pub mod auth;
+pub mod capacity;
 pub mod clock;
 pub mod config;
 pub mod consistency;

@@ -72,6 +72,8 @@ pub async fn build_with_clock(
         },
         timezone: config.timezone,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
+        hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),
+        offer_ttl: Duration::seconds(i64::from(config.offer_ttl_seconds)),
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind {

@@ -22,6 +22,8 @@ pub struct AppState {
     pub rules: BookingRules,
     pub timezone: Tz,
     pub idempotency_lease: Duration,
+    pub hold_ttl: Duration,
+    pub offer_ttl: Duration,
 }
 
 impl AppState {

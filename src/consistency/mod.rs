@@ -39,6 +39,47 @@ pub const CHECKS: &[Check] = &[
         violations_sql: "SELECT r.id, r.title, r.starts_at, r.ends_at FROM reservation r
                           WHERE NOT EXISTS (SELECT 1 FROM reservation_room s WHERE s.reservation_id = r.id)",
     },
+    Check {
+        name: "capacity_occupied_mismatch",
+        description: "resources whose occupied_count differs from the units of their HELD and CONFIRMED holds plus ACTIVE offers",
+        violations_sql: "SELECT r.id, r.code, r.occupied_count,
+                                COALESCE(h.units, 0) + COALESCE(o.units, 0) AS counted_units
+                           FROM capacity_resource r
+                           LEFT JOIN (SELECT resource_id, sum(quantity) AS units FROM capacity_hold
+                                       WHERE state IN ('HELD', 'CONFIRMED') GROUP BY resource_id) h ON h.resource_id = r.id
+                           LEFT JOIN (SELECT resource_id, sum(quantity) AS units FROM capacity_offer
+                                       WHERE state = 'ACTIVE' GROUP BY resource_id) o ON o.resource_id = r.id
+                          WHERE r.occupied_count <> COALESCE(h.units, 0) + COALESCE(o.units, 0)",
+    },
+    Check {
+        name: "capacity_waiting_count_mismatch",
+        description: "resources whose waiting_count differs from their WAITING entries",
+        violations_sql: "SELECT r.id, r.code, r.waiting_count, count(e.id) AS waiting_entries
+                           FROM capacity_resource r
+                           LEFT JOIN waitlist_entry e ON e.resource_id = r.id AND e.state = 'WAITING'
+                          GROUP BY r.id HAVING r.waiting_count <> count(e.id)",
+    },
+    Check {
+        name: "entry_with_several_active_offers",
+        description: "waitlist entries with more than one ACTIVE offer",
+        violations_sql: "SELECT entry_id, count(*) AS active_offers FROM capacity_offer
+                          WHERE state = 'ACTIVE' GROUP BY entry_id HAVING count(*) > 1",
+    },
+    Check {
+        name: "offer_entry_state_mismatch",
+        description: "offers whose state disagrees with their entry (ACTIVE/OFFERED, ACCEPTED, DECLINED, EXPIRED)",
+        violations_sql: "SELECT o.id AS offer_id, o.state AS offer_state, e.id AS entry_id, e.state AS entry_state
+                           FROM capacity_offer o JOIN waitlist_entry e ON e.id = o.entry_id
+                          WHERE (o.state = 'ACTIVE') <> (e.state = 'OFFERED') OR (o.state <> 'ACTIVE' AND o.state <> e.state)",
+    },
+    Check {
+        name: "waiting_ahead_of_offered",
+        description: "WAITING entries queued ahead of an entry that was offered units (FIFO passed over)",
+        violations_sql: "SELECT w.id AS waiting_entry, w.sequence AS waiting_sequence, o.id AS offered_entry, o.sequence AS offered_sequence
+                           FROM waitlist_entry w JOIN waitlist_entry o
+                             ON o.resource_id = w.resource_id AND o.state = 'OFFERED' AND w.sequence < o.sequence
+                          WHERE w.state = 'WAITING'",
+    },
 ];
 
 #[derive(Debug, Clone, Serialize)]

@@ -62,6 +62,74 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    capacity_resource (id) {
+        id -> Int8,
+        code -> Text,
+        name -> Text,
+        capacity -> Int4,
+        occupied_count -> Int4,
+        revision -> Int8,
+        policy_version -> Int4,
+        timezone -> Text,
+        state -> Text,
+        last_sequence -> Int8,
+        waiting_count -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    waitlist_entry (id) {
+        id -> Int8,
+        resource_id -> Int8,
+        owner_digest -> Text,
+        sequence -> Int8,
+        state -> Text,
+        quantity -> Int4,
+        revision -> Int8,
+        policy_version -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    capacity_hold (id) {
+        id -> Int8,
+        resource_id -> Int8,
+        owner_digest -> Text,
+        state -> Text,
+        quantity -> Int4,
+        revision -> Int8,
+        policy_version -> Int4,
+        expires_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    capacity_offer (id) {
+        id -> Int8,
+        resource_id -> Int8,
+        entry_id -> Int8,
+        owner_digest -> Text,
+        state -> Text,
+        quantity -> Int4,
+        revision -> Int8,
+        expires_at -> Timestamptz,
+        hold_id -> Nullable<Int8>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(waitlist_entry -> capacity_resource (resource_id));
+diesel::joinable!(capacity_hold -> capacity_resource (resource_id));
+diesel::joinable!(capacity_offer -> capacity_resource (resource_id));
+diesel::joinable!(capacity_offer -> waitlist_entry (entry_id));
 diesel::joinable!(reservation_room -> reservation (reservation_id));
 diesel::joinable!(reservation_room -> room (room));
 diesel::allow_tables_to_appear_in_same_query!(

@@ -27,6 +27,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::scope("/api")
             .configure(crate::rooms::http::routes)
+            .configure(crate::capacity::http::routes)
             .route(
                 "/admin/consistency",
                 web::get().to(crate::consistency::api_consistency),

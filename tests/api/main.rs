@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod capacity;
 mod consistency;
 mod idempotency;
 mod rooms;

@@ -1,0 +1,375 @@
+//! Waitlist entries (WAITING → OFFERED → ACCEPTED | DECLINED | EXPIRED |
+//! CANCELLED) and offers (ACTIVE → ACCEPTED | DECLINED | EXPIRED), SPEC §3.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Int4, Int8, Nullable, Timestamptz};
+use diesel_async::RunQueryDsl;
+use serde_json::json;
+
+use super::domain::{Entry, Offer, Quantity};
+use super::{
+    check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision,
+};
+use crate::auth::OwnerDigest;
+use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
+use crate::db::Conn;
+use crate::error::{ApiError, ErrorCode};
+use crate::idempotency::CommandError;
+
+#[derive(Debug, Clone, Copy)]
+pub struct JoinRequest {
+    pub quantity: Quantity,
+    pub expected_resource_revision: Option<i64>,
+    pub policy_version: Option<i32>,
+}
+
+#[derive(QueryableByName)]
+struct Sequenced {
+    #[diesel(sql_type = Int8)]
+    last_sequence: i64,
+    #[diesel(sql_type = Int4)]
+    policy_version: i32,
+}
+
+/// Joins the line: one conditional UPDATE hands out the next FIFO sequence,
+/// and only while the units asked for are not free (or others already wait).
+pub async fn join(
+    conn: &mut Conn,
+    resource_id: i64,
+    owner: &OwnerDigest,
+    ask: JoinRequest,
+    now: DateTime<Utc>,
+) -> Result<Entry, CommandError> {
+    let sequenced: Option<Sequenced> = diesel::sql_query(
+        "UPDATE capacity_resource
+            SET last_sequence = last_sequence + 1, waiting_count = waiting_count + 1, updated_at = $5
+          WHERE id = $1 AND state = 'OPEN'
+            AND (occupied_count + $2 > capacity OR waiting_count > 0)
+            AND ($3::int8 IS NULL OR revision = $3)
+            AND ($4::int4 IS NULL OR policy_version = $4)
+      RETURNING last_sequence, policy_version",
+    )
+    .bind::<Int8, _>(resource_id)
+    .bind::<Int4, _>(ask.quantity.get())
+    .bind::<Nullable<Int8>, _>(ask.expected_resource_revision)
+    .bind::<Nullable<Int4>, _>(ask.policy_version)
+    .bind::<Timestamptz, _>(now)
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(Sequenced {
+        last_sequence,
+        policy_version,
+    }) = sequenced
+    else {
+        return Err(why_not_joined(conn, resource_id, ask).await?.into());
+    };
+    let id: i64 = diesel::insert_into(entry::table)
+        .values((
+            entry::resource_id.eq(resource_id),
+            entry::owner_digest.eq(owner.as_str()),
+            entry::sequence.eq(last_sequence),
+            entry::state.eq("WAITING"),
+            entry::quantity.eq(ask.quantity.get()),
+            entry::policy_version.eq(policy_version),
+            entry::created_at.eq(now),
+            entry::updated_at.eq(now),
+        ))
+        .returning(entry::id)
+        .get_result(conn)
+        .await?;
+    find_entry(conn, id)
+        .await?
+        .ok_or_else(|| ApiError::internal().into())
+}
+
+async fn why_not_joined(
+    conn: &mut Conn,
+    resource_id: i64,
+    ask: JoinRequest,
+) -> Result<ApiError, CommandError> {
+    let Some(r) = resources::find(conn, resource_id).await? else {
+        return Ok(ApiError::not_found("resource"));
+    };
+    if r.state != "OPEN" {
+        return Ok(ApiError::new(
+            ErrorCode::ResourceClosed,
+            "the resource is closed",
+        ));
+    }
+    if let Err(e) = check_policy(ask.policy_version, r.policy_version) {
+        return Ok(e);
+    }
+    if let Err(e) = check_revision(ask.expected_resource_revision, r.revision) {
+        return Ok(e);
+    }
+    Ok(ApiError::new(
+        ErrorCode::CapacityAvailable,
+        "units are free: take a hold instead of waiting",
+    )
+    .with_details(
+        json!({ "available": r.capacity - r.occupied_count, "requested": ask.quantity.get() }),
+    )
+    .with_current_revision(r.revision))
+}
+
+#[derive(QueryableByName)]
+struct EntryRow {
+    #[diesel(sql_type = Int8)]
+    id: i64,
+    #[diesel(sql_type = Int8)]
+    resource_id: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    state: String,
+    #[diesel(sql_type = Int8)]
+    sequence: i64,
+    #[diesel(sql_type = Int8)]
+    revision: i64,
+    #[diesel(sql_type = Nullable<Int8>)]
+    position: Option<i64>,
+    #[diesel(sql_type = Int4)]
+    quantity: i32,
+    #[diesel(sql_type = Nullable<Int8>)]
+    offer_id: Option<i64>,
+    #[diesel(sql_type = Nullable<Int8>)]
+    offer_revision: Option<i64>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    offer_expires_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    owner_digest: String,
+}
+
+/// An entry with its place in line and its offer, if any.
+pub async fn find_entry(conn: &mut Conn, id: i64) -> QueryResult<Option<Entry>> {
+    let row: Option<EntryRow> = diesel::sql_query(
+        "SELECT e.id, e.resource_id, e.state, e.sequence, e.revision, e.quantity, e.owner_digest,
+                CASE WHEN e.state = 'WAITING' THEN
+                     (SELECT count(*) FROM waitlist_entry w
+                       WHERE w.resource_id = e.resource_id AND w.state = 'WAITING' AND w.sequence <= e.sequence)
+                END AS position,
+                o.id AS offer_id, o.revision AS offer_revision, o.expires_at AS offer_expires_at
+           FROM waitlist_entry e LEFT JOIN capacity_offer o ON o.entry_id = e.id
+          WHERE e.id = $1",
+    )
+    .bind::<Int8, _>(id)
+    .get_result(conn)
+    .await
+    .optional()?;
+    Ok(row.map(|r| Entry {
+        id: r.id,
+        resource_id: r.resource_id,
+        state: r.state,
+        sequence: r.sequence,
+        revision: r.revision,
+        position: r.position,
+        quantity: r.quantity,
+        offer_id: r.offer_id,
+        offer_revision: r.offer_revision,
+        offer_expires_at: r.offer_expires_at,
+        owner_digest: r.owner_digest,
+    }))
+}
+
+/// Leaves the line (WAITING → CANCELLED). The new head may fit the free
+/// units its predecessor did not, so the hand-off runs with nothing freed.
+pub async fn leave(
+    conn: &mut Conn,
+    id: i64,
+    owner: &OwnerDigest,
+    expected_revision: Option<i64>,
+    now: DateTime<Utc>,
+    offer_ttl: Duration,
+) -> Result<Entry, CommandError> {
+    let (resource_id, owner_digest) = entry::table
+        .find(id)
+        .select((entry::resource_id, entry::owner_digest))
+        .first::<(i64, String)>(conn)
+        .await
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("waitlist entry"))?;
+    if owner_digest != owner.as_str() {
+        return Err(owner_mismatch().into());
+    }
+    resources::lock(conn, resource_id).await?;
+    let (state, revision) = entry::table
+        .find(id)
+        .select((entry::state, entry::revision))
+        .for_update()
+        .first::<(String, i64)>(conn)
+        .await?;
+    if state != "WAITING" {
+        return Err(invalid_state(&state).into());
+    }
+    check_revision(expected_revision, revision)?;
+    diesel::update(entry::table.find(id))
+        .set((
+            entry::state.eq("CANCELLED"),
+            entry::revision.eq(entry::revision + 1),
+            entry::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
+    diesel::update(crate::db::schema::capacity_resource::table.find(resource_id))
+        .set(
+            crate::db::schema::capacity_resource::waiting_count
+                .eq(crate::db::schema::capacity_resource::waiting_count - 1),
+        )
+        .execute(conn)
+        .await?;
+    handoff::promote_or_release(conn, resource_id, 0, now, offer_ttl).await?;
+    find_entry(conn, id)
+        .await?
+        .ok_or_else(|| ApiError::internal().into())
+}
+
+type OfferColumns = (
+    offer::id,
+    offer::resource_id,
+    offer::entry_id,
+    offer::state,
+    offer::revision,
+    offer::expires_at,
+    offer::hold_id,
+    offer::quantity,
+    offer::owner_digest,
+);
+
+const OFFER_COLUMNS: OfferColumns = (
+    offer::id,
+    offer::resource_id,
+    offer::entry_id,
+    offer::state,
+    offer::revision,
+    offer::expires_at,
+    offer::hold_id,
+    offer::quantity,
+    offer::owner_digest,
+);
+
+pub async fn find_offer(conn: &mut Conn, id: i64) -> QueryResult<Option<Offer>> {
+    offer::table
+        .find(id)
+        .select(OFFER_COLUMNS)
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Locks the resource, then the offer, and checks owner, state, expiry and
+/// revision: knowing an offer's id is not enough to take it.
+async fn lock_live_offer(
+    conn: &mut Conn,
+    id: i64,
+    owner: &OwnerDigest,
+    expected_revision: Option<i64>,
+    now: DateTime<Utc>,
+) -> Result<Offer, CommandError> {
+    let resource_id = offer::table
+        .find(id)
+        .select(offer::resource_id)
+        .first::<i64>(conn)
+        .await
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("offer"))?;
+    resources::lock(conn, resource_id).await?;
+    let o: Offer = offer::table
+        .find(id)
+        .select(OFFER_COLUMNS)
+        .for_update()
+        .first(conn)
+        .await?;
+    if o.owner_digest != owner.as_str() {
+        return Err(owner_mismatch().into());
+    }
+    if o.state != "ACTIVE" {
+        return Err(invalid_state(&o.state).into());
+    }
+    if o.expires_at <= now {
+        return Err(
+            ApiError::new(ErrorCode::OfferExpired, "the offer has expired")
+                .with_details(json!({ "expiresAt": o.expires_at }))
+                .into(),
+        );
+    }
+    if let Some(expected) = expected_revision {
+        if expected != o.revision {
+            return Err(stale_revision(expected, o.revision).into());
+        }
+    }
+    Ok(o)
+}
+
+async fn close_offer(
+    conn: &mut Conn,
+    o: &Offer,
+    state: &str,
+    hold_id: Option<i64>,
+    now: DateTime<Utc>,
+) -> QueryResult<Offer> {
+    diesel::update(entry::table.find(o.entry_id))
+        .set((
+            entry::state.eq(state),
+            entry::revision.eq(entry::revision + 1),
+            entry::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
+    diesel::update(offer::table.find(o.id))
+        .set((
+            offer::state.eq(state),
+            offer::hold_id.eq(hold_id),
+            offer::revision.eq(offer::revision + 1),
+            offer::updated_at.eq(now),
+        ))
+        .returning(OFFER_COLUMNS)
+        .get_result(conn)
+        .await
+}
+
+/// ACTIVE → ACCEPTED: the units change owner into a CONFIRMED hold;
+/// `occupied_count` stays as it is (they were never released).
+pub async fn accept(
+    conn: &mut Conn,
+    id: i64,
+    owner: &OwnerDigest,
+    expected_revision: Option<i64>,
+    now: DateTime<Utc>,
+) -> Result<Offer, CommandError> {
+    let o = lock_live_offer(conn, id, owner, expected_revision, now).await?;
+    let policy_version: i32 = crate::db::schema::capacity_resource::table
+        .find(o.resource_id)
+        .select(crate::db::schema::capacity_resource::policy_version)
+        .first(conn)
+        .await?;
+    let hold_id: i64 = diesel::insert_into(hold::table)
+        .values((
+            hold::resource_id.eq(o.resource_id),
+            hold::owner_digest.eq(&o.owner_digest),
+            hold::state.eq("CONFIRMED"),
+            hold::quantity.eq(o.quantity),
+            hold::policy_version.eq(policy_version),
+            hold::expires_at.eq(None::<DateTime<Utc>>),
+            hold::created_at.eq(now),
+            hold::updated_at.eq(now),
+        ))
+        .returning(hold::id)
+        .get_result(conn)
+        .await?;
+    Ok(close_offer(conn, &o, "ACCEPTED", Some(hold_id), now).await?)
+}
+
+/// ACTIVE → DECLINED, then the units go to the next waiter or are released.
+pub async fn decline(
+    conn: &mut Conn,
+    id: i64,
+    owner: &OwnerDigest,
+    expected_revision: Option<i64>,
+    now: DateTime<Utc>,
+    offer_ttl: Duration,
+) -> Result<Offer, CommandError> {
+    let o = lock_live_offer(conn, id, owner, expected_revision, now).await?;
+    let declined = close_offer(conn, &o, "DECLINED", None, now).await?;
+    handoff::promote_or_release(conn, o.resource_id, o.quantity, now, offer_ttl).await?;
+    Ok(declined)
+}
