@@ -9,13 +9,14 @@
 //! `BENCH_PG=postgres://…` to point elsewhere).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DurationRound, Utc};
 use serde_json::json;
 use tokio::sync::Barrier;
 
-const KEY: &str = "bench-key-0001";
+mod common;
+use common::{ms, pct, Bench};
 
 fn slot(day: i64, hour: u32) -> (String, String) {
     let base = Utc::now()
@@ -29,41 +30,19 @@ fn slot(day: i64, hour: u32) -> (String, String) {
     )
 }
 
-async fn post(
-    client: &reqwest::Client,
-    base: &str,
-    idem: String,
-    owner: String,
-    body: serde_json::Value,
-) -> (u16, Duration) {
-    let req = client
-        .post(format!("{base}/api/bookings"))
-        .bearer_auth(KEY)
-        .header("X-Reservation-Owner", owner)
-        .header("Idempotency-Key", idem)
-        .json(&body);
-    let started = Instant::now();
-    let res = req.send().await.expect("request");
-    let status = res.status().as_u16();
-    let _ = res.bytes().await;
-    (status, started.elapsed())
-}
-
 /// Fires all requests at the same instant (a barrier), returns status and latency.
-async fn race(
-    client: &reqwest::Client,
-    base: &str,
-    reqs: Vec<(String, serde_json::Value)>,
-) -> Vec<(u16, Duration)> {
+async fn race(bench: &Arc<Bench>, reqs: Vec<(String, serde_json::Value)>) -> Vec<(u16, Duration)> {
     let barrier = Arc::new(Barrier::new(reqs.len()));
     let tasks: Vec<_> = reqs
         .into_iter()
         .enumerate()
         .map(|(i, (idem, body))| {
-            let (client, base, barrier) = (client.clone(), base.to_owned(), barrier.clone());
+            let (bench, barrier) = (bench.clone(), barrier.clone());
             tokio::spawn(async move {
                 barrier.wait().await;
-                post(&client, &base, idem, format!("user-{i}"), body).await
+                bench
+                    .post("/api/bookings", &format!("user-{i}"), &idem, &body)
+                    .await
             })
         })
         .collect();
@@ -74,48 +53,35 @@ async fn race(
     out
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+fn booking(title: &str, rooms: &[&str], (s, e): (String, String)) -> serde_json::Value {
+    json!({"title": title, "rooms": rooms, "startsAt": s, "endsAt": e})
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let pg =
-        std::env::var("BENCH_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-    let db = format!("yeyak_bench_{}", uuid::Uuid::new_v4().simple());
-    let mut config = yeyak::config::Config::for_database(&format!("{pg}/{db}"));
-    config.bind = "127.0.0.1:0".parse().unwrap();
-    config.api_keys = {
-        use clap::Parser;
-        yeyak::config::Config::parse_from([
-            "yeyak",
-            "--api-keys",
-            &format!("bench:integration:{KEY}"),
-        ])
-        .api_keys
-    };
-    config.db_pool_size = 24;
-    let app = yeyak::startup::build(config).await.expect("yeyak starts");
-    let base = format!("http://{}", app.addr);
-    tokio::spawn(app.server);
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(64)
-        .build()
-        .unwrap();
-
+    let bench = Arc::new(Bench::start().await);
     // Warm the connection pools.
-    let _ = race(&client, &base, (0..20).map(|i| (format!("warm-{i}"), json!({"title": "warm", "rooms": ["C"], "startsAt": slot(400 + i, 9).0, "endsAt": slot(400 + i, 9).1}))).collect()).await;
+    race(
+        &bench,
+        (0..20)
+            .map(|i| {
+                (
+                    format!("warm-{i}"),
+                    booking("warm", &["C"], slot(400 + i, 9)),
+                )
+            })
+            .collect(),
+    )
+    .await;
 
     println!("## 20 concurrent requests for one room and time, 10 rounds");
     println!("| round | 201 | 409 ROOM_TIME_TAKEN | other | slowest ms |");
     println!("| --- | --- | --- | --- | --- |");
     let mut worst = Duration::ZERO;
     for round in 0..10 {
-        let (s, e) = slot(1 + round, 10);
-        let body = json!({"title": "contention", "rooms": ["A"], "startsAt": s, "endsAt": e});
+        let body = booking("contention", &["A"], slot(1 + round, 10));
         let results = race(
-            &client,
-            &base,
+            &bench,
             (0..20)
                 .map(|i| (format!("c{round}-{i}"), body.clone()))
                 .collect(),
@@ -135,23 +101,17 @@ async fn main() {
     println!("\nslowest response over all rounds: {:.1} ms\n", ms(worst));
 
     println!("## A+B against B+C at the same instant, 200 trials");
-    let mut loser = Vec::new();
-    let mut winner = Vec::new();
-    let mut bad = 0;
+    let (mut loser, mut winner, mut bad) = (Vec::new(), Vec::new(), 0);
     for trial in 0..200i64 {
-        let (s, e) = slot(20 + trial / 12, 8 + (trial % 12) as u32);
+        let at = slot(20 + trial / 12, 8 + (trial % 12) as u32);
         let results = race(
-            &client,
-            &base,
+            &bench,
             vec![
                 (
                     format!("ab-{trial}"),
-                    json!({"title": "AB", "rooms": ["A", "B"], "startsAt": s, "endsAt": e}),
+                    booking("AB", &["A", "B"], at.clone()),
                 ),
-                (
-                    format!("bc-{trial}"),
-                    json!({"title": "BC", "rooms": ["B", "C"], "startsAt": s, "endsAt": e}),
-                ),
+                (format!("bc-{trial}"), booking("BC", &["B", "C"], at)),
             ],
         )
         .await;
@@ -170,7 +130,6 @@ async fn main() {
     }
     loser.sort();
     winner.sort();
-    let pct = |v: &[Duration], p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
     println!("trials with other than one 201 + one 409: {bad}");
     println!("| side | n | median ms | p99 ms | max ms |");
     println!("| --- | --- | --- | --- | --- |");
@@ -185,15 +144,9 @@ async fn main() {
     }
     println!(
         "\ntransaction retries (40P01/40001): {}",
-        app.state.db_stats.retries()
+        bench.state.db_stats.retries()
     );
-
-    // Clean up the bench database.
-    drop(client);
-    if let Ok(mut admin) = yeyak::db::establish(&format!("{pg}/postgres")).await {
-        use diesel_async::RunQueryDsl;
-        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
-            .execute(&mut admin)
-            .await;
+    if let Ok(bench) = Arc::try_unwrap(bench) {
+        bench.finish().await;
     }
 }

@@ -1,0 +1,104 @@
+//! Shared set-up of the HTTP benchmarks: yeyak in-process on a fresh
+//! database, a client, timing helpers.
+
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+pub const KEY: &str = "bench-key-0001";
+pub const ADMIN_KEY: &str = "bench-admin-0001";
+
+pub struct Bench {
+    pub base: String,
+    pub pg: String,
+    pub db: String,
+    pub state: actix_web::web::Data<yeyak::state::AppState>,
+    pub client: reqwest::Client,
+}
+
+impl Bench {
+    /// Starts yeyak on a new database (`BENCH_PG` names the server).
+    pub async fn start() -> Bench {
+        let pg = std::env::var("BENCH_PG")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+        let db = format!("yeyak_bench_{}", uuid::Uuid::new_v4().simple());
+        let mut config = yeyak::config::Config::for_database(&format!("{pg}/{db}"));
+        config.bind = "127.0.0.1:0".parse().unwrap();
+        config.api_keys = {
+            use clap::Parser;
+            let keys = format!("bench:integration:{KEY},ops:admin:{ADMIN_KEY}");
+            yeyak::config::Config::parse_from(["yeyak", "--api-keys", &keys]).api_keys
+        };
+        config.db_pool_size = 32;
+        let app = yeyak::startup::build(config).await.expect("yeyak starts");
+        let base = format!("http://{}", app.addr);
+        let state = app.state.clone();
+        tokio::spawn(app.server);
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(256)
+            .build()
+            .unwrap();
+        Bench {
+            base,
+            pg,
+            db,
+            state,
+            client,
+        }
+    }
+
+    pub fn db_url(&self) -> String {
+        format!("{}/{}", self.pg, self.db)
+    }
+
+    /// POSTs JSON and returns the status and the latency.
+    pub async fn post(
+        &self,
+        path: &str,
+        owner: &str,
+        idem: &str,
+        body: &serde_json::Value,
+    ) -> (u16, Duration) {
+        let req = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(KEY)
+            .header("X-Reservation-Owner", owner)
+            .header("Idempotency-Key", idem)
+            .json(body);
+        let started = Instant::now();
+        let res = req.send().await.expect("request");
+        let status = res.status().as_u16();
+        let _ = res.bytes().await;
+        (status, started.elapsed())
+    }
+
+    pub async fn sql(&self, sql: &str) {
+        use diesel_async::RunQueryDsl;
+        let mut conn = yeyak::db::establish(&self.db_url()).await.unwrap();
+        diesel::sql_query(sql).execute(&mut conn).await.unwrap();
+    }
+
+    /// Drops the bench database.
+    pub async fn finish(self) {
+        use diesel_async::RunQueryDsl;
+        drop(self.client);
+        if let Ok(mut admin) = yeyak::db::establish(&format!("{}/postgres", self.pg)).await {
+            let _ = diesel::sql_query(format!(
+                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                self.db
+            ))
+            .execute(&mut admin)
+            .await;
+        }
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The `p` quantile (0..=1) of sorted latencies.
+pub fn pct(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
