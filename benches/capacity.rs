@@ -220,7 +220,7 @@ async fn main() {
     })
     .await;
 
-    let ceiling_distinct = pgbench(&bench, &format!(":base + :client_id"), pgb_distinct[0]);
+    let ceiling_distinct = pgbench(&bench, ":base + :client_id", pgb_distinct[0]);
     let ceiling_hot = pgbench(&bench, ":base", pgb_hot);
 
     println!("## Holds over HTTP, {CLIENTS} concurrent clients, {SECONDS} s budget per scenario");
