@@ -101,6 +101,14 @@ pub struct Config {
     #[arg(long, env = "YEYAK_MAX_BOOKING_MINUTES", default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=10080))]
     pub max_booking_minutes: u32,
 
+    /// Run the expiry sweeper and the outbox delivery worker in this process.
+    #[arg(long, env = "YEYAK_BACKGROUND", default_value_t = true, action = clap::ArgAction::Set)]
+    pub background: bool,
+
+    /// How often the outbox delivery worker looks for due notifications, in milliseconds.
+    #[arg(long, env = "YEYAK_OUTBOX_POLL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub outbox_poll_ms: u64,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "YEYAK_LOG_FORMAT", default_value = "text")]
     pub log_format: String,

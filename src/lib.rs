@@ -6,6 +6,7 @@
 //! `http`, `startup`, `telemetry` at the edges.
 
 pub mod auth;
+pub mod background;
 pub mod capacity;
 pub mod clock;
 pub mod config;
@@ -14,7 +15,9 @@ pub mod db;
 pub mod error;
 pub mod http;
 pub mod idempotency;
+pub mod outbox;
 pub mod rooms;
 pub mod startup;
 pub mod state;
+pub mod sweeper;
 pub mod telemetry;

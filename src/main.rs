@@ -10,7 +10,11 @@ async fn main() -> ExitCode {
     match yeyak::startup::build(config).await {
         Ok(app) => {
             tracing::info!(addr = %app.addr, "yeyak listening on http://{}", app.addr);
-            if let Err(e) = app.server.await {
+            let served = app.server.await;
+            if let Some(background) = app.background {
+                background.stop().await;
+            }
+            if let Err(e) = served {
                 eprintln!("yeyak: server error: {e}");
                 return ExitCode::FAILURE;
             }

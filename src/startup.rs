@@ -10,11 +10,15 @@ use actix_web::{web, App, HttpServer};
 use chrono::Duration;
 
 use crate::auth::ApiKeyRegistry;
+use crate::background::Background;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::db::{self, bootstrap, DbStats};
+use crate::outbox::provider::Provider;
+use crate::outbox::worker::DeliveryWorker;
 use crate::rooms::domain::BookingRules;
 use crate::state::AppState;
+use crate::sweeper::Sweeper;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -32,6 +36,8 @@ pub struct Application {
     pub server: Server,
     pub addr: SocketAddr,
     pub state: web::Data<AppState>,
+    /// The sweeper and outbox loops (`None` with `YEYAK_BACKGROUND=false`).
+    pub background: Option<Background>,
 }
 
 /// Builds the application on the wall clock.
@@ -60,9 +66,30 @@ pub async fn build_with_clock(
     if config.secret_key == "yeyak-dev-secret-change-me" {
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
     }
+    let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
+    let db_stats = Arc::new(DbStats::default());
+    let sweeper = Arc::new(Sweeper::new(
+        pool.clone(),
+        db_stats.clone(),
+        clock.clone(),
+        &config.database_url,
+        offer_ttl,
+    ));
+    let background = config.background.then(|| {
+        let provider = match &config.webhook_url {
+            Some(url) => Provider::webhook(url),
+            None => Provider::Log,
+        };
+        Background::spawn(
+            sweeper.clone(),
+            std::time::Duration::from_millis(config.sweep_interval_ms.max(10)),
+            DeliveryWorker::new(pool.clone(), clock.clone(), provider),
+            std::time::Duration::from_millis(config.outbox_poll_ms),
+        )
+    });
     let state = web::Data::new(AppState {
         pool,
-        db_stats: Arc::new(DbStats::default()),
+        db_stats,
         clock,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
@@ -73,7 +100,9 @@ pub async fn build_with_clock(
         timezone: config.timezone,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),
-        offer_ttl: Duration::seconds(i64::from(config.offer_ttl_seconds)),
+        offer_ttl,
+        sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
+        sweeper,
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind {
@@ -99,5 +128,6 @@ pub async fn build_with_clock(
         server,
         addr,
         state,
+        background,
     })
 }

@@ -10,6 +10,7 @@ use crate::clock::Clock;
 use crate::db::{DbStats, Pool};
 use crate::idempotency::execute::Runner;
 use crate::rooms::domain::{BookingRules, RoomCatalog};
+use crate::sweeper::Sweeper;
 
 pub struct AppState {
     pub pool: Pool,
@@ -24,9 +25,17 @@ pub struct AppState {
     pub idempotency_lease: Duration,
     pub hold_ttl: Duration,
     pub offer_ttl: Duration,
+    pub sweep_interval: Duration,
+    pub sweeper: Arc<Sweeper>,
 }
 
 impl AppState {
+    pub fn check_context(&self) -> crate::consistency::CheckContext {
+        crate::consistency::CheckContext {
+            overdue_before: self.clock.now() - self.sweep_interval * 2,
+        }
+    }
+
     pub fn runner(&self) -> Runner<'_> {
         Runner {
             pool: &self.pool,

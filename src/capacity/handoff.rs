@@ -14,6 +14,7 @@ use crate::db::schema::{
 };
 use crate::db::Conn;
 use crate::idempotency::CommandError;
+use crate::outbox::{self, Intent};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,6 +85,12 @@ pub async fn promote_or_release(
             ))
             .execute(conn)
             .await?;
+        outbox::enqueue(
+            conn,
+            &Intent::offer_created(entry_id, offer_id, resource_id, now + offer_ttl),
+            now,
+        )
+        .await?;
         pool -= quantity;
         handed += quantity;
         waiting -= 1;

@@ -80,7 +80,32 @@ pub const CHECKS: &[Check] = &[
                              ON o.resource_id = w.resource_id AND o.state = 'OFFERED' AND w.sequence < o.sequence
                           WHERE w.state = 'WAITING'",
     },
+    Check {
+        name: "outbox_exhausted",
+        description: "notifications that gave up after their last attempt (re-drive them once the receiver is back)",
+        violations_sql: "SELECT delivery_id, kind, attempt_count, last_error, created_at
+                           FROM notification_outbox WHERE status = 'EXHAUSTED'",
+    },
+    Check {
+        name: "overdue_holds",
+        description: "HELD holds past their expiry by more than two sweep intervals (is the sweeper running?)",
+        violations_sql: "SELECT id, resource_id, expires_at FROM capacity_hold
+                          WHERE state = 'HELD' AND expires_at < $OVERDUE_BEFORE",
+    },
+    Check {
+        name: "overdue_offers",
+        description: "ACTIVE offers past their expiry by more than two sweep intervals (is the sweeper running?)",
+        violations_sql: "SELECT id, resource_id, entry_id, expires_at FROM capacity_offer
+                          WHERE state = 'ACTIVE' AND expires_at < $OVERDUE_BEFORE",
+    },
 ];
+
+/// Instants the time-dependent checks compare against (from the app clock).
+#[derive(Debug, Clone, Copy)]
+pub struct CheckContext {
+    /// Due items older than this are overdue: now minus two sweep intervals.
+    pub overdue_before: chrono::DateTime<chrono::Utc>,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckResult {
@@ -105,9 +130,9 @@ struct Counted {
 }
 
 /// Runs every check in one read-only snapshot.
-pub async fn run(conn: &mut Conn) -> Result<Report, DbError> {
+pub async fn run(conn: &mut Conn, ctx: CheckContext) -> Result<Report, DbError> {
     crate::db::begin_snapshot(conn).await?;
-    let checks = run_checks(conn).await;
+    let checks = run_checks(conn, ctx).await;
     let checks = crate::db::finish(conn, checks).await?;
     Ok(Report {
         ok: checks.iter().all(|c| c.count == 0),
@@ -115,14 +140,18 @@ pub async fn run(conn: &mut Conn) -> Result<Report, DbError> {
     })
 }
 
-async fn run_checks(conn: &mut Conn) -> diesel::QueryResult<Vec<CheckResult>> {
+async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<Vec<CheckResult>> {
     let mut out = Vec::with_capacity(CHECKS.len());
+    // Our own clock's instant as a literal: no request input reaches this SQL.
+    let overdue_before = format!("'{}'::timestamptz", ctx.overdue_before.to_rfc3339());
     for check in CHECKS {
+        let violations = check
+            .violations_sql
+            .replace("$OVERDUE_BEFORE", &overdue_before);
         let sql = format!(
             "SELECT count(*) AS count,
                     COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
-               FROM (SELECT x.*, row_number() OVER () AS rn FROM ({}) x) v",
-            check.violations_sql
+               FROM (SELECT x.*, row_number() OVER () AS rn FROM ({violations}) x) v"
         );
         let row: Counted = diesel::sql_query(sql).get_result(conn).await?;
         let samples = match row.samples {
@@ -144,6 +173,6 @@ pub async fn api_consistency(
     _: AdminCaller,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let report = run(&mut conn).await?;
+    let report = run(&mut conn, state.check_context()).await?;
     Ok(HttpResponse::Ok().json(report))
 }

@@ -139,3 +139,33 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_record,
     api_key
 );
+
+diesel::table! {
+    notification_outbox (delivery_id) {
+        delivery_id -> Text,
+        kind -> Text,
+        payload -> Jsonb,
+        status -> Text,
+        attempt_count -> Int4,
+        next_attempt_at -> Nullable<Timestamptz>,
+        claimed_by -> Nullable<Uuid>,
+        claim_expires_at -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        delivered_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    notification_attempt (delivery_id, attempt, worker) {
+        delivery_id -> Text,
+        attempt -> Int4,
+        worker -> Uuid,
+        attempted_at -> Timestamptz,
+        outcome -> Text,
+        detail -> Nullable<Text>,
+    }
+}
+
+diesel::joinable!(notification_attempt -> notification_outbox (delivery_id));
+diesel::allow_tables_to_appear_in_same_query!(notification_outbox, notification_attempt);

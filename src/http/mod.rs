@@ -32,6 +32,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/admin/consistency",
                 web::get().to(crate::consistency::api_consistency),
             )
+            .route("/admin/sweep", web::post().to(crate::sweeper::http::sweep))
+            .route(
+                "/admin/outbox/{delivery_id}/redrive",
+                web::post().to(crate::outbox::http::redrive),
+            )
             .default_service(web::to(api_not_found)),
     );
 }

@@ -197,3 +197,50 @@ impl Outcome {
         res.body(stored.body)
     }
 }
+
+/// Runs work that cannot live in one transaction (it commits several, or
+/// calls out): the claim is committed first with a lease, the work runs, and
+/// the response is stored by a CAS on the claim's token. A crash leaves the
+/// claim to expire and be taken over; a late finisher changes nothing.
+pub async fn run_claimed<W, Fut>(
+    runner: &Runner<'_>,
+    scope: Scope,
+    fingerprint: Fingerprint,
+    work: W,
+) -> Result<Outcome, ApiError>
+where
+    W: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<StoredResponse, ApiError>>,
+{
+    let mut pooled = runner.pool.get().await.map_err(DbError::from)?;
+    let conn: &mut Conn = &mut pooled;
+    db::begin(conn).await.map_err(DbError::from)?;
+    let acquired = acquire(conn, &scope, &fingerprint, runner.clock.now(), runner.lease).await;
+    let acquired = db::finish(conn, acquired).await.map_err(DbError::from)?;
+    let token = match acquired {
+        Acquired::New { token } | Acquired::Takeover { token, .. } => token,
+        Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
+        Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
+        Acquired::InProgress { retry_after_secs } => {
+            return Ok(Outcome::InProgress { retry_after_secs })
+        }
+    };
+    match work().await {
+        Ok(response) => {
+            let stored = finalize(conn, &scope, token, &response, runner.clock.now())
+                .await
+                .map_err(DbError::from)?;
+            if !stored {
+                tracing::warn!(
+                    operation = scope.operation,
+                    "claim was taken over; this result is not stored"
+                );
+            }
+            Ok(Outcome::Fresh(response))
+        }
+        Err(err) => {
+            let _ = super::store::release(conn, &scope, token).await;
+            Err(err)
+        }
+    }
+}

@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 use crate::auth::api_key::Tenant;
 use crate::auth::OwnerDigest;
 
-pub use execute::{run_command, CommandError, Outcome};
-pub use store::{acquire, finalize, Acquired};
+pub use execute::{run_claimed, run_command, CommandError, Outcome};
+pub use store::{acquire, finalize, release, Acquired};
 
 /// `Idempotency-Key`: 1-255 visible ASCII characters.
 #[derive(Clone, PartialEq, Eq)]

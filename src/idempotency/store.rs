@@ -145,3 +145,18 @@ pub async fn finalize(
     .await?;
     Ok(updated == 1)
 }
+
+/// Drops an unfinished claim that `token` still owns (its work failed before
+/// anything was stored), so that a retry runs at once instead of waiting out
+/// the lease.
+pub async fn release(conn: &mut Conn, scope: &Scope, token: Uuid) -> QueryResult<bool> {
+    let deleted = diesel::delete(
+        rec::table
+            .find((scope.tenant.as_str(), scope.operation, scope.key.as_str()))
+            .filter(rec::owner_token.eq(token))
+            .filter(rec::state.eq("IN_PROGRESS")),
+    )
+    .execute(conn)
+    .await?;
+    Ok(deleted == 1)
+}

@@ -148,6 +148,8 @@ pub fn test_config(db_name: &str) -> Config {
         "t1:integration:{TENANT_ONE},t2:integration:{TENANT_TWO},ops:admin:{ADMIN}"
     ));
     config.db_pool_size = 24;
+    // Tests drive the sweeper and the outbox worker themselves.
+    config.background = false;
     config
 }
 
@@ -288,6 +290,10 @@ impl TestApp {
     pub async fn assert_consistent(&self) {
         let (ok, report) = self.consistency().await;
         assert!(ok, "consistency check failed: {report:#}");
+    }
+
+    pub fn database_url(&self) -> String {
+        format!("{PG_BASE}/{}", self.db_name)
     }
 
     pub async fn count(&self, sql: &str) -> i64 {

@@ -5,6 +5,8 @@ mod helpers;
 mod capacity;
 mod consistency;
 mod idempotency;
+mod outbox;
 mod rooms;
 mod rooms_concurrency;
 mod startup;
+mod sweeper;

@@ -1,0 +1,2 @@
+DROP TABLE notification_attempt;
+DROP TABLE notification_outbox;

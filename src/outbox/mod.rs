@@ -1,0 +1,164 @@
+//! Notification outbox (seed 000 §알림 작업자, SPEC §6): intents written in the
+//! transaction of the state change that causes them, delivered at least once by
+//! workers that claim rows with a lease, identified end to end by a stable
+//! `delivery_id` so that the receiver can deduplicate.
+
+pub mod http;
+pub mod provider;
+pub mod store;
+pub mod worker;
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use rand::Rng;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::db::schema::notification_outbox as outbox;
+use crate::db::Conn;
+
+/// Why a notification exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    #[serde(rename = "offer.created")]
+    OfferCreated,
+    #[serde(rename = "offer.expired")]
+    OfferExpired,
+    #[serde(rename = "hold.expired")]
+    HoldExpired,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::OfferCreated => "offer.created",
+            Kind::OfferExpired => "offer.expired",
+            Kind::HoldExpired => "hold.expired",
+        }
+    }
+}
+
+/// A notification intent with its stable delivery id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Intent {
+    pub delivery_id: String,
+    pub kind: Kind,
+    pub payload: Value,
+}
+
+impl Intent {
+    pub fn offer_created(
+        entry_id: i64,
+        offer_id: i64,
+        resource_id: i64,
+        expires_at: DateTime<Utc>,
+    ) -> Self {
+        Intent {
+            delivery_id: format!("waitlist-{entry_id}-offered"),
+            kind: Kind::OfferCreated,
+            payload: json!({ "entryId": entry_id, "offerId": offer_id, "resourceId": resource_id, "expiresAt": expires_at }),
+        }
+    }
+
+    pub fn offer_expired(entry_id: i64, offer_id: i64, resource_id: i64) -> Self {
+        Intent {
+            delivery_id: format!("offer-{offer_id}-expired"),
+            kind: Kind::OfferExpired,
+            payload: json!({ "entryId": entry_id, "offerId": offer_id, "resourceId": resource_id }),
+        }
+    }
+
+    pub fn hold_expired(hold_id: i64, resource_id: i64) -> Self {
+        Intent {
+            delivery_id: format!("hold-{hold_id}-expired"),
+            kind: Kind::HoldExpired,
+            payload: json!({ "holdId": hold_id, "resourceId": resource_id }),
+        }
+    }
+}
+
+/// Writes the intent in the caller's transaction; a second enqueue of the same
+/// delivery id does nothing. Returns whether a row was added.
+pub async fn enqueue(conn: &mut Conn, intent: &Intent, now: DateTime<Utc>) -> QueryResult<bool> {
+    let added = diesel::insert_into(outbox::table)
+        .values((
+            outbox::delivery_id.eq(&intent.delivery_id),
+            outbox::kind.eq(intent.kind.as_str()),
+            outbox::payload.eq(&intent.payload),
+            outbox::status.eq("PENDING"),
+            outbox::next_attempt_at.eq(now),
+            outbox::created_at.eq(now),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(added == 1)
+}
+
+/// Exponential backoff with jitter: attempt n waits 2 s · 2^(n-1), at most
+/// 10 s, minus up to 20 % at random (so that workers spread out); after
+/// `max_attempts` the delivery is EXHAUSTED.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub initial: Duration,
+    pub max: Duration,
+    pub max_attempts: i32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            initial: Duration::seconds(2),
+            max: Duration::seconds(10),
+            max_attempts: 5,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The un-jittered delay after failed attempt `attempt` (1-based).
+    pub fn base_delay(&self, attempt: i32) -> Duration {
+        let factor = 1i64 << (attempt - 1).clamp(0, 20);
+        let ms = self.initial.num_milliseconds().saturating_mul(factor);
+        Duration::milliseconds(ms.min(self.max.num_milliseconds()))
+    }
+
+    pub fn delay(&self, attempt: i32) -> Duration {
+        let base = self.base_delay(attempt).num_milliseconds();
+        let jitter = rand::thread_rng().gen_range(0..=base / 5);
+        Duration::milliseconds(base - jitter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let p = RetryPolicy::default();
+        let secs: Vec<i64> = (1..=5).map(|a| p.base_delay(a).num_seconds()).collect();
+        assert_eq!(secs, [2, 4, 8, 10, 10]);
+        for a in 1..=5 {
+            let d = p.delay(a);
+            assert!(
+                d <= p.base_delay(a) && d >= p.base_delay(a) * 4 / 5,
+                "{d:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn delivery_ids_are_stable() {
+        assert_eq!(
+            Intent::offer_created(30, 7, 1, Utc::now()).delivery_id,
+            "waitlist-30-offered"
+        );
+        assert_eq!(Intent::hold_expired(5, 1).delivery_id, "hold-5-expired");
+        assert_eq!(
+            Intent::offer_expired(30, 7, 1).delivery_id,
+            "offer-7-expired"
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! Where notifications go: the log (default) or a webhook. The delivery id
+//! travels as `Idempotency-Key`, so a receiver that saw it before answers 409
+//! and the outbox counts that as delivered.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::store::Claimed;
+
+/// What the receiving side said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendOutcome {
+    Accepted,
+    /// The receiver had it already (409): delivered earlier.
+    Duplicate,
+    /// 5xx, timeout, connection failure: try again later.
+    Retryable(String),
+    /// Any other 4xx: trying again will not help.
+    Permanent(String),
+}
+
+#[derive(Debug, Clone)]
+pub enum Provider {
+    Log,
+    Webhook {
+        url: String,
+        client: reqwest::Client,
+    },
+}
+
+impl Provider {
+    /// A webhook provider with a 5 s timeout per request.
+    pub fn webhook(url: &str) -> Self {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .expect("HTTP client");
+        Provider::Webhook {
+            url: url.to_owned(),
+            client,
+        }
+    }
+
+    pub async fn send(&self, n: &Claimed) -> SendOutcome {
+        match self {
+            Provider::Log => {
+                tracing::info!(delivery_id = %n.delivery_id, kind = %n.kind, payload = %n.payload, "notification");
+                SendOutcome::Accepted
+            }
+            Provider::Webhook { url, client } => {
+                let event = json!({
+                    "deliveryId": n.delivery_id,
+                    "kind": n.kind,
+                    "payload": n.payload,
+                    "createdAt": n.created_at,
+                    "attempt": n.attempt_count,
+                });
+                match client
+                    .post(url)
+                    .header("Idempotency-Key", &n.delivery_id)
+                    .json(&event)
+                    .send()
+                    .await
+                {
+                    Ok(res) => classify(res.status().as_u16()),
+                    Err(e) => SendOutcome::Retryable(format!("request failed: {e}")),
+                }
+            }
+        }
+    }
+}
+
+fn classify(status: u16) -> SendOutcome {
+    match status {
+        200..=299 => SendOutcome::Accepted,
+        409 => SendOutcome::Duplicate,
+        500..=599 | 408 | 429 => SendOutcome::Retryable(format!("receiver answered {status}")),
+        _ => SendOutcome::Permanent(format!("receiver answered {status}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses() {
+        assert_eq!(classify(201), SendOutcome::Accepted);
+        assert_eq!(classify(409), SendOutcome::Duplicate);
+        assert!(matches!(classify(503), SendOutcome::Retryable(_)));
+        assert!(matches!(classify(400), SendOutcome::Permanent(_)));
+    }
+}

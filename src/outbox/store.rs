@@ -1,0 +1,164 @@
+//! Claiming and settling deliveries. Only the current claimant may settle a
+//! row; a worker that lost its lease gets `false` and changes nothing.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Int8, Timestamptz, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::db::schema::{notification_attempt as attempt, notification_outbox as outbox};
+use crate::db::Conn;
+
+/// A claimed delivery.
+#[derive(Debug, Clone, PartialEq, QueryableByName)]
+pub struct Claimed {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub delivery_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub kind: String,
+    #[diesel(sql_type = diesel::sql_types::Jsonb)]
+    pub payload: Value,
+    #[diesel(sql_type = diesel::sql_types::Int4)]
+    pub attempt_count: i32,
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: DateTime<Utc>,
+}
+
+/// Claims up to `limit` due rows for `worker` with a lease. `SKIP LOCKED` lets
+/// several processes share the work; a row whose lease ran out (its worker
+/// died) is due again.
+pub async fn claim(
+    conn: &mut Conn,
+    worker: Uuid,
+    now: DateTime<Utc>,
+    lease: Duration,
+    limit: i64,
+) -> QueryResult<Vec<Claimed>> {
+    diesel::sql_query(
+        "UPDATE notification_outbox o
+            SET claimed_by = $1, claim_expires_at = $3, attempt_count = o.attempt_count + 1
+          WHERE o.delivery_id IN (
+                SELECT delivery_id FROM notification_outbox
+                 WHERE status = 'PENDING' AND next_attempt_at <= $2
+                   AND (claim_expires_at IS NULL OR claim_expires_at <= $2)
+                 ORDER BY next_attempt_at
+                 LIMIT $4
+                 FOR UPDATE SKIP LOCKED)
+      RETURNING o.delivery_id, o.kind, o.payload, o.attempt_count, o.created_at",
+    )
+    .bind::<SqlUuid, _>(worker)
+    .bind::<Timestamptz, _>(now)
+    .bind::<Timestamptz, _>(now + lease)
+    .bind::<Int8, _>(limit)
+    .load(conn)
+    .await
+}
+
+/// Records what one attempt did (for operators and tests).
+pub async fn record_attempt(
+    conn: &mut Conn,
+    delivery_id: &str,
+    attempt_no: i32,
+    worker: Uuid,
+    now: DateTime<Utc>,
+    outcome: &str,
+    detail: Option<&str>,
+) -> QueryResult<()> {
+    diesel::insert_into(attempt::table)
+        .values((
+            attempt::delivery_id.eq(delivery_id),
+            attempt::attempt.eq(attempt_no),
+            attempt::worker.eq(worker),
+            attempt::attempted_at.eq(now),
+            attempt::outcome.eq(outcome),
+            attempt::detail.eq(detail),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// PENDING → DELIVERED, only for the current claimant.
+pub async fn mark_delivered(
+    conn: &mut Conn,
+    delivery_id: &str,
+    worker: Uuid,
+    now: DateTime<Utc>,
+) -> QueryResult<bool> {
+    let n = diesel::update(
+        outbox::table
+            .find(delivery_id)
+            .filter(outbox::claimed_by.eq(worker))
+            .filter(outbox::status.eq("PENDING")),
+    )
+    .set((
+        outbox::status.eq("DELIVERED"),
+        outbox::delivered_at.eq(now),
+        outbox::next_attempt_at.eq(None::<DateTime<Utc>>),
+        outbox::claimed_by.eq(None::<Uuid>),
+        outbox::claim_expires_at.eq(None::<DateTime<Utc>>),
+        outbox::last_error.eq(None::<String>),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}
+
+/// A failed attempt: try again at `next_attempt_at`, or, when there is none
+/// (last attempt used or a permanent failure), EXHAUSTED. Only the current
+/// claimant may.
+pub async fn mark_failed(
+    conn: &mut Conn,
+    delivery_id: &str,
+    worker: Uuid,
+    next_attempt_at: Option<DateTime<Utc>>,
+    error: &str,
+) -> QueryResult<bool> {
+    let exhausted = next_attempt_at.is_none();
+    let next = next_attempt_at;
+    let n = diesel::update(
+        outbox::table
+            .find(delivery_id)
+            .filter(outbox::claimed_by.eq(worker))
+            .filter(outbox::status.eq("PENDING")),
+    )
+    .set((
+        outbox::status.eq(if exhausted { "EXHAUSTED" } else { "PENDING" }),
+        outbox::next_attempt_at.eq(next),
+        outbox::claimed_by.eq(None::<Uuid>),
+        outbox::claim_expires_at.eq(None::<DateTime<Utc>>),
+        outbox::last_error.eq(error),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}
+
+/// EXHAUSTED → PENDING with a fresh attempt budget (an admin's re-drive).
+pub async fn redrive(
+    conn: &mut Conn,
+    delivery_id: &str,
+    now: DateTime<Utc>,
+) -> QueryResult<Option<String>> {
+    let current: Option<String> = outbox::table
+        .find(delivery_id)
+        .select(outbox::status)
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    if current.as_deref() == Some("EXHAUSTED") {
+        diesel::update(outbox::table.find(delivery_id))
+            .set((
+                outbox::status.eq("PENDING"),
+                outbox::attempt_count.eq(0),
+                outbox::next_attempt_at.eq(now),
+            ))
+            .execute(conn)
+            .await?;
+    }
+    Ok(current)
+}

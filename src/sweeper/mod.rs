@@ -1,0 +1,182 @@
+//! Expiry sweeper (seed 000 §리더로 선출된 정리 작업자, SPEC §6). Runs in every
+//! process; each tick only the process holding a PostgreSQL advisory lock (on
+//! a connection of its own) works. The work is at most 32 resources with due
+//! holds or offers, oldest expiry first, within a 5 s budget, one transaction
+//! per resource; a tick that overlaps the previous one in this process is
+//! skipped. Re-sweeping changes nothing: due rows are selected by state.
+
+pub mod http;
+pub mod store;
+
+use std::sync::Arc;
+use std::time::{Duration as StdDuration, Instant};
+
+use chrono::Duration;
+use diesel::sql_types::{BigInt, Bool};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+use scoped_futures::ScopedFutureExt;
+use serde::Serialize;
+use tokio::sync::Mutex;
+
+use crate::clock::Clock;
+use crate::db::{self, Conn, DbError, DbStats, Pool};
+
+pub use store::SweepSummary;
+
+/// Advisory lock key of the sweeper's leader gate ("yeyak-sw").
+pub const LEADER_LOCK: i64 = 0x7965_7961_6b2d_7377;
+/// Most resources one tick takes.
+pub const MAX_RESOURCES: i64 = 32;
+/// Time budget of one tick.
+pub const TICK_BUDGET: StdDuration = StdDuration::from_secs(5);
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum TickOutcome {
+    /// This process leads and swept.
+    Elected(SweepSummary),
+    /// Another process holds the leader gate.
+    NotLeader,
+    /// The previous tick of this process is still running.
+    LocalBusy,
+}
+
+#[derive(QueryableByName)]
+struct Locked {
+    #[diesel(sql_type = Bool)]
+    locked: bool,
+}
+
+/// The leader gate's connection and whether its session holds the lock.
+#[derive(Default)]
+struct Gate {
+    conn: Option<Conn>,
+    held: bool,
+}
+
+pub struct Sweeper {
+    pool: Pool,
+    stats: Arc<DbStats>,
+    clock: Arc<dyn Clock>,
+    database_url: String,
+    offer_ttl: Duration,
+    /// The leader gate's own connection; its session holds the lock while this
+    /// process leads. If the process dies, PostgreSQL drops the lock with it.
+    leader: Mutex<Gate>,
+    /// One tick at a time in this process.
+    running: Mutex<()>,
+}
+
+impl Sweeper {
+    pub fn new(
+        pool: Pool,
+        stats: Arc<DbStats>,
+        clock: Arc<dyn Clock>,
+        database_url: &str,
+        offer_ttl: Duration,
+    ) -> Self {
+        Sweeper {
+            pool,
+            stats,
+            clock,
+            database_url: database_url.to_owned(),
+            offer_ttl,
+            leader: Mutex::new(Gate::default()),
+            running: Mutex::new(()),
+        }
+    }
+
+    /// Whether this process holds the leader gate now, taking it if free.
+    pub async fn try_lead(&self) -> Result<bool, DbError> {
+        let mut gate = self.leader.lock().await;
+        if gate.conn.is_none() {
+            let conn = db::establish(&self.database_url)
+                .await
+                .map_err(|e| DbError::Unavailable(e.to_string()))?;
+            *gate = Gate {
+                conn: Some(conn),
+                held: false,
+            };
+        }
+        // While we hold it, a live session is proof enough (session locks
+        // last as long as the session); taking it again would stack it.
+        let sql = if gate.held {
+            "SELECT $1 > 0 AS locked"
+        } else {
+            "SELECT pg_try_advisory_lock($1) AS locked"
+        };
+        let conn = gate.conn.as_mut().expect("connected above");
+        match diesel::sql_query(sql)
+            .bind::<BigInt, _>(LEADER_LOCK)
+            .get_result::<Locked>(conn)
+            .await
+        {
+            Ok(row) => {
+                gate.held = row.locked;
+                Ok(row.locked)
+            }
+            Err(e) => {
+                // A broken gate connection: drop it, and with it any lock.
+                *gate = Gate::default();
+                Err(DbError::from(e))
+            }
+        }
+    }
+
+    /// Gives up leadership (shutdown, or a test that moves the lead).
+    pub async fn resign(&self) {
+        *self.leader.lock().await = Gate::default();
+    }
+
+    /// One scheduled tick: skipped when busy or not leading.
+    pub async fn tick(&self) -> Result<TickOutcome, DbError> {
+        let Ok(_slot) = self.running.try_lock() else {
+            return Ok(TickOutcome::LocalBusy);
+        };
+        if !self.try_lead().await? {
+            return Ok(TickOutcome::NotLeader);
+        }
+        Ok(TickOutcome::Elected(self.sweep(MAX_RESOURCES).await?))
+    }
+
+    /// Holds this process's tick slot (what a running tick holds).
+    pub async fn hold_slot(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.running.lock().await
+    }
+
+    /// An admin's on-demand sweep: waits for a running tick, then works
+    /// without the leader gate (per-resource transactions make that safe).
+    pub async fn sweep_now(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
+        let _slot = self.running.lock().await;
+        self.sweep(max_resources).await
+    }
+
+    /// Takes up to `max_resources` resources with due items, oldest first,
+    /// and settles each in its own transaction within the tick budget.
+    async fn sweep(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
+        let started = Instant::now();
+        let now = self.clock.now();
+        let due = {
+            let mut conn = self.pool.get().await?;
+            store::due_resources(&mut conn, now, max_resources).await?
+        };
+        let mut summary = SweepSummary::default();
+        for resource_id in due {
+            if started.elapsed() >= TICK_BUDGET {
+                break;
+            }
+            let ttl = self.offer_ttl;
+            let one = db::transaction(&self.pool, &self.stats, |conn| {
+                async move { store::expire_resource(conn, resource_id, now, ttl).await }
+                    .scope_boxed()
+            })
+            .await
+            .map_err(|e| match e {
+                crate::idempotency::CommandError::Db(e) => e,
+                crate::idempotency::CommandError::Reject(r) => DbError::Unavailable(r.message),
+            })?;
+            summary.add(&one);
+        }
+        Ok(summary)
+    }
+}

@@ -1,0 +1,136 @@
+//! The sweeper's SQL: which resources are due, and settling one resource.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Int8, Timestamptz};
+use diesel_async::RunQueryDsl;
+use serde::Serialize;
+
+use crate::capacity::{handoff, resources};
+use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
+use crate::db::Conn;
+use crate::idempotency::CommandError;
+use crate::outbox::{self, Intent};
+
+/// What a sweep did (`POST /api/admin/sweep`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepSummary {
+    pub scanned_resources: i64,
+    pub expired_holds: i64,
+    pub expired_offers: i64,
+    pub promoted_entries: i64,
+    pub released_units: i64,
+}
+
+impl SweepSummary {
+    pub fn add(&mut self, other: &SweepSummary) {
+        self.scanned_resources += other.scanned_resources;
+        self.expired_holds += other.expired_holds;
+        self.expired_offers += other.expired_offers;
+        self.promoted_entries += other.promoted_entries;
+        self.released_units += other.released_units;
+    }
+}
+
+#[derive(QueryableByName)]
+struct Due {
+    #[diesel(sql_type = Int8)]
+    resource_id: i64,
+}
+
+/// Resources with a HELD hold or an ACTIVE offer past its expiry, oldest
+/// expiry first (partial indexes on `expires_at` serve both halves).
+pub async fn due_resources(
+    conn: &mut Conn,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> QueryResult<Vec<i64>> {
+    let rows: Vec<Due> = diesel::sql_query(
+        "SELECT resource_id FROM (
+             SELECT resource_id, expires_at FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1
+             UNION ALL
+             SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
+         ) due
+         GROUP BY resource_id
+         ORDER BY min(expires_at), resource_id
+         LIMIT $2",
+    )
+    .bind::<Timestamptz, _>(now)
+    .bind::<Int8, _>(limit)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|d| d.resource_id).collect())
+}
+
+/// One resource, one transaction: lock it, expire its due holds and offers
+/// (and their entries), hand the freed units on or release them, and enqueue
+/// the notifications. Selecting by state makes a second run a no-op.
+pub async fn expire_resource(
+    conn: &mut Conn,
+    resource_id: i64,
+    now: DateTime<Utc>,
+    offer_ttl: Duration,
+) -> Result<SweepSummary, CommandError> {
+    resources::lock(conn, resource_id).await?;
+    let holds: Vec<(i64, i32)> = diesel::update(
+        hold::table
+            .filter(hold::resource_id.eq(resource_id))
+            .filter(hold::state.eq("HELD"))
+            .filter(hold::expires_at.le(now)),
+    )
+    .set((
+        hold::state.eq("EXPIRED"),
+        hold::revision.eq(hold::revision + 1),
+        hold::updated_at.eq(now),
+    ))
+    .returning((hold::id, hold::quantity))
+    .get_results(conn)
+    .await?;
+    let offers: Vec<(i64, i64, i32)> = diesel::update(
+        offer::table
+            .filter(offer::resource_id.eq(resource_id))
+            .filter(offer::state.eq("ACTIVE"))
+            .filter(offer::expires_at.le(now)),
+    )
+    .set((
+        offer::state.eq("EXPIRED"),
+        offer::revision.eq(offer::revision + 1),
+        offer::updated_at.eq(now),
+    ))
+    .returning((offer::id, offer::entry_id, offer::quantity))
+    .get_results(conn)
+    .await?;
+    let entry_ids: Vec<i64> = offers.iter().map(|(_, e, _)| *e).collect();
+    if !entry_ids.is_empty() {
+        diesel::update(entry::table.filter(entry::id.eq_any(&entry_ids)))
+            .set((
+                entry::state.eq("EXPIRED"),
+                entry::revision.eq(entry::revision + 1),
+                entry::updated_at.eq(now),
+            ))
+            .execute(conn)
+            .await?;
+    }
+    for (hold_id, _) in &holds {
+        outbox::enqueue(conn, &Intent::hold_expired(*hold_id, resource_id), now).await?;
+    }
+    for (offer_id, entry_id, _) in &offers {
+        outbox::enqueue(
+            conn,
+            &Intent::offer_expired(*entry_id, *offer_id, resource_id),
+            now,
+        )
+        .await?;
+    }
+    let freed: i32 =
+        holds.iter().map(|(_, q)| q).sum::<i32>() + offers.iter().map(|(_, _, q)| q).sum::<i32>();
+    let handoff = handoff::promote_or_release(conn, resource_id, freed, now, offer_ttl).await?;
+    Ok(SweepSummary {
+        scanned_resources: 1,
+        expired_holds: holds.len() as i64,
+        expired_offers: offers.len() as i64,
+        promoted_entries: handoff.promoted_entries,
+        released_units: handoff.released_units,
+    })
+}
