@@ -19,6 +19,11 @@ pub struct Bench {
 impl Bench {
     /// Starts yeyak on a new database (`BENCH_PG` names the server).
     pub async fn start() -> Bench {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Same, with settings changed first.
+    pub async fn start_with(tweak: impl FnOnce(&mut yeyak::config::Config)) -> Bench {
         let pg = std::env::var("BENCH_PG")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
         let db = format!("yeyak_bench_{}", uuid::Uuid::new_v4().simple());
@@ -30,6 +35,7 @@ impl Bench {
             yeyak::config::Config::parse_from(["yeyak", "--api-keys", &keys]).api_keys
         };
         config.db_pool_size = 32;
+        tweak(&mut config);
         let app = yeyak::startup::build(config).await.expect("yeyak starts");
         let base = format!("http://{}", app.addr);
         let state = app.state.clone();
@@ -73,10 +79,11 @@ impl Bench {
         (status, started.elapsed())
     }
 
+    /// Runs SQL statements (several allowed) on a connection of its own.
     pub async fn sql(&self, sql: &str) {
-        use diesel_async::RunQueryDsl;
+        use diesel_async::SimpleAsyncConnection;
         let mut conn = yeyak::db::establish(&self.db_url()).await.unwrap();
-        diesel::sql_query(sql).execute(&mut conn).await.unwrap();
+        conn.batch_execute(sql).await.unwrap();
     }
 
     /// Drops the bench database.

@@ -81,19 +81,28 @@ impl Intent {
 /// Writes the intent in the caller's transaction; a second enqueue of the same
 /// delivery id does nothing. Returns whether a row was added.
 pub async fn enqueue(conn: &mut Conn, intent: &Intent, now: DateTime<Utc>) -> QueryResult<bool> {
-    let added = diesel::insert_into(outbox::table)
-        .values((
-            outbox::delivery_id.eq(&intent.delivery_id),
-            outbox::kind.eq(intent.kind.as_str()),
-            outbox::payload.eq(&intent.payload),
-            outbox::status.eq("PENDING"),
-            outbox::next_attempt_at.eq(now),
-            outbox::created_at.eq(now),
-        ))
-        .on_conflict_do_nothing()
-        .execute(conn)
-        .await?;
-    Ok(added == 1)
+    Ok(enqueue_all(conn, std::slice::from_ref(intent), now).await? == 1)
+}
+
+/// Writes several intents with one statement; returns how many were new.
+pub async fn enqueue_all(conn: &mut Conn, intents: &[Intent], now: DateTime<Utc>) -> QueryResult<usize> {
+    if intents.is_empty() {
+        return Ok(0);
+    }
+    let rows: Vec<_> = intents
+        .iter()
+        .map(|i| {
+            (
+                outbox::delivery_id.eq(&i.delivery_id),
+                outbox::kind.eq(i.kind.as_str()),
+                outbox::payload.eq(&i.payload),
+                outbox::status.eq("PENDING"),
+                outbox::next_attempt_at.eq(now),
+                outbox::created_at.eq(now),
+            )
+        })
+        .collect();
+    diesel::insert_into(outbox::table).values(rows).on_conflict_do_nothing().execute(conn).await
 }
 
 /// Exponential backoff with jitter: attempt n waits 2 s · 2^(n-1), at most

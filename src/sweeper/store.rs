@@ -112,17 +112,12 @@ pub async fn expire_resource(
             .execute(conn)
             .await?;
     }
-    for (hold_id, _) in &holds {
-        outbox::enqueue(conn, &Intent::hold_expired(*hold_id, resource_id), now).await?;
-    }
-    for (offer_id, entry_id, _) in &offers {
-        outbox::enqueue(
-            conn,
-            &Intent::offer_expired(*entry_id, *offer_id, resource_id),
-            now,
-        )
-        .await?;
-    }
+    let intents: Vec<Intent> = holds
+        .iter()
+        .map(|(hold_id, _)| Intent::hold_expired(*hold_id, resource_id))
+        .chain(offers.iter().map(|(offer_id, entry_id, _)| Intent::offer_expired(*entry_id, *offer_id, resource_id)))
+        .collect();
+    outbox::enqueue_all(conn, &intents, now).await?;
     let freed: i32 =
         holds.iter().map(|(_, q)| q).sum::<i32>() + offers.iter().map(|(_, _, q)| q).sum::<i32>();
     let handoff = handoff::promote_or_release(conn, resource_id, freed, now, offer_ttl).await?;
