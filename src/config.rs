@@ -109,6 +109,30 @@ pub struct Config {
     #[arg(long, env = "YEYAK_OUTBOX_POLL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
     pub outbox_poll_ms: u64,
 
+    /// How long an API command may wait for a slot of this process's bulkhead before a 429, in milliseconds.
+    #[arg(long, env = "YEYAK_ADMISSION_WAIT_MS", default_value_t = 250)]
+    pub admission_wait_ms: u64,
+
+    /// Database connections kept for background work (sweeper, outbox).
+    #[arg(long, env = "YEYAK_BACKGROUND_CONNECTIONS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub background_connections: u32,
+
+    /// Lifetime of a Redis admission permit; a crashed holder's permit returns after it, in milliseconds.
+    #[arg(long, env = "YEYAK_REDIS_PERMIT_LEASE_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub redis_permit_lease_ms: u64,
+
+    /// Redis connect and command timeout, in milliseconds.
+    #[arg(long, env = "YEYAK_REDIS_TIMEOUT_MS", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    pub redis_timeout_ms: u64,
+
+    /// How long Redis is skipped after repeated failures before it is probed again, in milliseconds.
+    #[arg(long, env = "YEYAK_REDIS_BREAKER_OPEN_MS", default_value_t = 5_000)]
+    pub redis_breaker_open_ms: u64,
+
+    /// Prefix of this installation's Redis keys.
+    #[arg(long, env = "YEYAK_REDIS_PREFIX", default_value = "yeyak")]
+    pub redis_prefix: String,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "YEYAK_LOG_FORMAT", default_value = "text")]
     pub log_format: String,

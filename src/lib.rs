@@ -5,6 +5,7 @@
 //! each with its rules, its SQL and its HTTP surface apart; `db`, `config`,
 //! `http`, `startup`, `telemetry` at the edges.
 
+pub mod admission;
 pub mod auth;
 pub mod background;
 pub mod capacity;

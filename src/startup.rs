@@ -9,6 +9,8 @@ use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use chrono::Duration;
 
+use crate::admission::redis_gate::RedisSettings;
+use crate::admission::{Admission, Bulkhead, RedisGate};
 use crate::auth::ApiKeyRegistry;
 use crate::background::Background;
 use crate::clock::{Clock, SystemClock};
@@ -22,6 +24,8 @@ use crate::sweeper::Sweeper;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
+    #[error("invalid setting: {0}")]
+    Config(String),
     #[error(transparent)]
     Database(#[from] bootstrap::BootstrapError),
     #[error("cannot listen on {addr}: {cause}. Set YEYAK_BIND to a free address.")]
@@ -68,13 +72,17 @@ pub async fn build_with_clock(
     }
     let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
     let db_stats = Arc::new(DbStats::default());
-    let sweeper = Arc::new(Sweeper::new(
-        pool.clone(),
-        db_stats.clone(),
-        clock.clone(),
-        &config.database_url,
-        offer_ttl,
-    ));
+    let admission = Arc::new(build_admission(&config)?);
+    let sweeper = Arc::new(
+        Sweeper::new(
+            pool.clone(),
+            db_stats.clone(),
+            clock.clone(),
+            &config.database_url,
+            offer_ttl,
+        )
+        .with_bulkhead(admission.bulkhead.clone()),
+    );
     let background = config.background.then(|| {
         let provider = match &config.webhook_url {
             Some(url) => Provider::webhook(url),
@@ -83,7 +91,8 @@ pub async fn build_with_clock(
         Background::spawn(
             sweeper.clone(),
             std::time::Duration::from_millis(config.sweep_interval_ms.max(10)),
-            DeliveryWorker::new(pool.clone(), clock.clone(), provider),
+            DeliveryWorker::new(pool.clone(), clock.clone(), provider)
+                .with_bulkhead(admission.bulkhead.clone()),
             std::time::Duration::from_millis(config.outbox_poll_ms),
         )
     });
@@ -103,6 +112,7 @@ pub async fn build_with_clock(
         offer_ttl,
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,
+        admission,
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind {
@@ -129,5 +139,37 @@ pub async fn build_with_clock(
         addr,
         state,
         background,
+    })
+}
+
+/// The bulkhead always; the Redis gate when `REDIS_URL` is set (it connects
+/// lazily, so an unreachable Redis does not stop the boot).
+fn build_admission(config: &Config) -> Result<Admission, StartupError> {
+    use std::time::Duration as Std;
+    let bulkhead = Arc::new(Bulkhead::new(
+        config.db_pool_size,
+        config.background_connections,
+        Std::from_millis(config.admission_wait_ms),
+    ));
+    let redis = match &config.redis_url {
+        None => None,
+        Some(url) => Some(
+            RedisGate::new(RedisSettings {
+                url: url.clone(),
+                permits: config.redis_permits,
+                permit_lease: Std::from_millis(config.redis_permit_lease_ms),
+                inflight_ttl: Std::from_secs(30),
+                timeout: Std::from_millis(config.redis_timeout_ms),
+                breaker_threshold: 3,
+                breaker_open_for: Std::from_millis(config.redis_breaker_open_ms),
+                prefix: config.redis_prefix.clone(),
+            })
+            .map_err(StartupError::Config)?,
+        ),
+    };
+    Ok(Admission {
+        bulkhead,
+        redis,
+        stats: Arc::default(),
     })
 }

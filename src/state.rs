@@ -5,6 +5,7 @@ use std::sync::Arc;
 use chrono::Duration;
 use chrono_tz::Tz;
 
+use crate::admission::Admission;
 use crate::auth::ApiKeyRegistry;
 use crate::clock::Clock;
 use crate::db::{DbStats, Pool};
@@ -27,6 +28,7 @@ pub struct AppState {
     pub offer_ttl: Duration,
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,
+    pub admission: Arc<Admission>,
 }
 
 impl AppState {
@@ -38,6 +40,7 @@ impl AppState {
 
     pub fn runner(&self) -> Runner<'_> {
         Runner {
+            admission: &self.admission,
             pool: &self.pool,
             stats: &self.db_stats,
             clock: &self.clock,

@@ -25,7 +25,8 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         Ok(Ok(_)) => "ok",
         Ok(Err(_)) | Err(_) => "unavailable",
     };
-    let body = json!({ "postgres": postgres, "redis": "disabled" });
+    let redis = state.admission.redis_status().await;
+    let body = json!({ "postgres": postgres, "redis": redis, "admission": state.admission.stats.snapshot() });
     if postgres == "ok" {
         HttpResponse::Ok().json(body)
     } else {

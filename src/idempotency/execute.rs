@@ -64,6 +64,7 @@ pub enum Outcome {
 
 /// What `run_command` needs from the application.
 pub struct Runner<'a> {
+    pub admission: &'a crate::admission::Admission,
     pub pool: &'a Pool,
     pub stats: &'a DbStats,
     pub clock: &'a Arc<dyn Clock>,
@@ -104,6 +105,11 @@ where
         + Sync
         + 'a,
 {
+    // Admission first: a refused command does no database work at all.
+    let ticket = runner
+        .admission
+        .admit(guard.as_ref().map(|(scope, _)| scope))
+        .await?;
     let guard = &guard;
     let command = &command;
     let clock = runner.clock;
@@ -154,6 +160,7 @@ where
         .scope_boxed()
     })
     .await;
+    ticket.finish().await;
     match result {
         Ok(outcome) => Ok(outcome),
         Err(CommandError::Reject(err)) => Ok(Outcome::Fresh(StoredResponse::from_error(&err))),
@@ -203,6 +210,22 @@ impl Outcome {
 /// the response is stored by a CAS on the claim's token. A crash leaves the
 /// claim to expire and be taken over; a late finisher changes nothing.
 pub async fn run_claimed<W, Fut>(
+    runner: &Runner<'_>,
+    scope: Scope,
+    fingerprint: Fingerprint,
+    work: W,
+) -> Result<Outcome, ApiError>
+where
+    W: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<StoredResponse, ApiError>>,
+{
+    let ticket = runner.admission.admit(Some(&scope)).await?;
+    let outcome = run_claimed_admitted(runner, scope, fingerprint, work).await;
+    ticket.finish().await;
+    outcome
+}
+
+async fn run_claimed_admitted<W, Fut>(
     runner: &Runner<'_>,
     scope: Scope,
     fingerprint: Fingerprint,

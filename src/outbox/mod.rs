@@ -85,7 +85,11 @@ pub async fn enqueue(conn: &mut Conn, intent: &Intent, now: DateTime<Utc>) -> Qu
 }
 
 /// Writes several intents with one statement; returns how many were new.
-pub async fn enqueue_all(conn: &mut Conn, intents: &[Intent], now: DateTime<Utc>) -> QueryResult<usize> {
+pub async fn enqueue_all(
+    conn: &mut Conn,
+    intents: &[Intent],
+    now: DateTime<Utc>,
+) -> QueryResult<usize> {
     if intents.is_empty() {
         return Ok(0);
     }
@@ -102,7 +106,11 @@ pub async fn enqueue_all(conn: &mut Conn, intents: &[Intent], now: DateTime<Utc>
             )
         })
         .collect();
-    diesel::insert_into(outbox::table).values(rows).on_conflict_do_nothing().execute(conn).await
+    diesel::insert_into(outbox::table)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await
 }
 
 /// Exponential backoff with jitter: attempt n waits 2 s · 2^(n-1), at most

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::provider::{Provider, SendOutcome};
 use super::store::{self, Claimed};
 use super::RetryPolicy;
+use crate::admission::{Bulkhead, Lane};
 use crate::clock::Clock;
 use crate::db::{self, DbError, Pool};
 
@@ -34,6 +35,7 @@ pub struct DeliveryWorker {
     clock: Arc<dyn Clock>,
     provider: Provider,
     policy: RetryPolicy,
+    bulkhead: Option<Arc<Bulkhead>>,
 }
 
 impl DeliveryWorker {
@@ -44,7 +46,14 @@ impl DeliveryWorker {
             clock,
             provider,
             policy: RetryPolicy::default(),
+            bulkhead: None,
         }
+    }
+
+    /// Does its database work in the bulkhead's background lane.
+    pub fn with_bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
+        self.bulkhead = Some(bulkhead);
+        self
     }
 
     /// Claims up to `limit` due deliveries (without sending them).
@@ -120,6 +129,10 @@ impl DeliveryWorker {
 
     /// One pass: claim, send and settle up to `limit` deliveries.
     pub async fn run_once(&self, limit: i64) -> Result<DeliverySummary, DbError> {
+        let _lane = match &self.bulkhead {
+            Some(b) => b.enter(Lane::Background).await,
+            None => None,
+        };
         let claimed = self.claim(limit).await?;
         let mut summary = DeliverySummary {
             claimed: claimed.len(),

@@ -19,6 +19,7 @@ use scoped_futures::ScopedFutureExt;
 use serde::Serialize;
 use tokio::sync::Mutex;
 
+use crate::admission::{Bulkhead, Lane};
 use crate::clock::Clock;
 use crate::db::{self, Conn, DbError, DbStats, Pool};
 
@@ -65,6 +66,8 @@ pub struct Sweeper {
     leader: Mutex<Gate>,
     /// One tick at a time in this process.
     running: Mutex<()>,
+    /// The background lane of this process's bulkhead, when there is one.
+    bulkhead: Option<Arc<Bulkhead>>,
 }
 
 impl Sweeper {
@@ -83,7 +86,14 @@ impl Sweeper {
             offer_ttl,
             leader: Mutex::new(Gate::default()),
             running: Mutex::new(()),
+            bulkhead: None,
         }
+    }
+
+    /// Runs each resource's transaction in the bulkhead's background lane.
+    pub fn with_bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
+        self.bulkhead = Some(bulkhead);
+        self
     }
 
     /// Whether this process holds the leader gate now, taking it if free.
@@ -165,6 +175,10 @@ impl Sweeper {
             if started.elapsed() >= TICK_BUDGET {
                 break;
             }
+            let _lane = match &self.bulkhead {
+                Some(b) => b.enter(Lane::Background).await,
+                None => None,
+            };
             let ttl = self.offer_ttl;
             let one = db::transaction(&self.pool, &self.stats, |conn| {
                 async move { store::expire_resource(conn, resource_id, now, ttl).await }

@@ -115,7 +115,9 @@ pub async fn expire_resource(
     let intents: Vec<Intent> = holds
         .iter()
         .map(|(hold_id, _)| Intent::hold_expired(*hold_id, resource_id))
-        .chain(offers.iter().map(|(offer_id, entry_id, _)| Intent::offer_expired(*entry_id, *offer_id, resource_id)))
+        .chain(offers.iter().map(|(offer_id, entry_id, _)| {
+            Intent::offer_expired(*entry_id, *offer_id, resource_id)
+        }))
         .collect();
     outbox::enqueue_all(conn, &intents, now).await?;
     let freed: i32 =

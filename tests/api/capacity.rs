@@ -424,7 +424,8 @@ async fn an_expired_offer_cannot_be_accepted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_concurrent_holds_of_random_quantities_never_exceed_capacity() {
-    let app = Arc::new(TestApp::spawn().await);
+    // Every request must reach PostgreSQL here: let them queue at the bulkhead.
+    let app = Arc::new(TestApp::spawn_with(|c| c.admission_wait_ms = 60_000).await);
     let id = new_resource(&app, "stock-50", 50).await;
     let barrier = Arc::new(Barrier::new(200));
     let tasks: Vec<_> = (0..200)

@@ -1,0 +1,160 @@
+//! Admission in front of PostgreSQL (seed 000 §Redis가 멈춰도…, SPEC §6). It
+//! only ever *reduces* load; PostgreSQL still decides everything.
+//!
+//! Order per mutating command: the node-local bulkhead (always), the in-flight
+//! suppressor (a duplicate of a running command gets 409 at once), the
+//! distributed semaphore (permits that expire by themselves). A Redis error
+//! never refuses a command: it falls back to PostgreSQL, and a circuit
+//! breaker stops paying Redis timeouts while Redis is down.
+
+pub mod breaker;
+pub mod bulkhead;
+pub mod redis_gate;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::idempotency::Scope;
+pub use bulkhead::{Bulkhead, Lane};
+pub use redis_gate::RedisGate;
+
+/// What the admission layer did, for metrics and `/readyz`.
+#[derive(Debug, Default)]
+pub struct AdmissionStats {
+    pub admitted: AtomicU64,
+    pub rejected: AtomicU64,
+    pub fallback: AtomicU64,
+    pub suppressed: AtomicU64,
+    /// Commands past admission right now, and the most ever at once.
+    pub in_flight: AtomicUsize,
+    pub max_in_flight: AtomicUsize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionCounters {
+    pub admitted: u64,
+    pub rejected: u64,
+    pub fallback: u64,
+    pub suppressed: u64,
+    pub max_in_flight: usize,
+}
+
+impl AdmissionStats {
+    pub fn snapshot(&self) -> AdmissionCounters {
+        AdmissionCounters {
+            admitted: self.admitted.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
+            fallback: self.fallback.load(Ordering::Relaxed),
+            suppressed: self.suppressed.load(Ordering::Relaxed),
+            max_in_flight: self.max_in_flight.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The admission layer of one process.
+pub struct Admission {
+    pub bulkhead: Arc<Bulkhead>,
+    pub redis: Option<RedisGate>,
+    pub stats: Arc<AdmissionStats>,
+}
+
+/// Held while a command runs; dropping it releases everything it took, in
+/// every path (success, error, panic).
+pub struct Ticket {
+    _lane: bulkhead::LanePermit,
+    permit: Option<redis_gate::Permit>,
+    inflight: Option<redis_gate::InflightLock>,
+    stats: Arc<AdmissionStats>,
+}
+
+impl Ticket {
+    /// Releases the in-flight lock, then the permit, before answering.
+    pub async fn finish(mut self) {
+        if let Some(lock) = self.inflight.take() {
+            lock.release().await;
+        }
+        if let Some(permit) = self.permit.take() {
+            permit.release().await;
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // Release the suppressor lock first: a duplicate that arrives now
+        // should find the committed record and replay it.
+        drop(self.inflight.take());
+        drop(self.permit.take());
+    }
+}
+
+fn rejected(reason: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::AdmissionRejected,
+        format!("too busy ({reason}); retry shortly"),
+    )
+    .with_retry_after(1)
+}
+
+impl Admission {
+    /// Admits one foreground command, or refuses it before any database work.
+    pub async fn admit(&self, scope: Option<&Scope>) -> Result<Ticket, ApiError> {
+        let stats = &self.stats;
+        let lane = self.bulkhead.enter(Lane::Foreground).await.ok_or_else(|| {
+            stats.rejected.fetch_add(1, Ordering::Relaxed);
+            rejected("node bulkhead full")
+        })?;
+        let (mut permit, mut inflight) = (None, None);
+        if let Some(redis) = &self.redis {
+            if let Some(scope) = scope {
+                match redis.lock_inflight(scope).await {
+                    Ok(Some(lock)) => inflight = Some(lock),
+                    Ok(None) => {
+                        stats.suppressed.fetch_add(1, Ordering::Relaxed);
+                        return Err(ApiError::new(
+                            ErrorCode::CommandInProgress,
+                            "the same command is in progress; retry later",
+                        )
+                        .with_retry_after(1));
+                    }
+                    // Redis is away: the PostgreSQL record decides duplicates.
+                    Err(_) => {}
+                }
+            }
+            match redis.acquire_permit().await {
+                Ok(Some(p)) => permit = Some(p),
+                Ok(None) => {
+                    stats.rejected.fetch_add(1, Ordering::Relaxed);
+                    return Err(rejected("no distributed permit"));
+                }
+                Err(_) => {
+                    stats.fallback.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        stats.admitted.fetch_add(1, Ordering::Relaxed);
+        let now = stats.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        stats.max_in_flight.fetch_max(now, Ordering::Relaxed);
+        Ok(Ticket {
+            _lane: lane,
+            permit,
+            inflight,
+            stats: stats.clone(),
+        })
+    }
+
+    /// Redis as `/readyz` reports it: disabled, ok, or degraded (never failed).
+    pub async fn redis_status(&self) -> &'static str {
+        match &self.redis {
+            None => "disabled",
+            Some(r) if r.ping(Duration::from_millis(200)).await => "ok",
+            Some(_) => "degraded",
+        }
+    }
+}
