@@ -54,13 +54,7 @@ async fn scenario(interval_ms: u64) {
         use diesel_async::RunQueryDsl;
         use yeyak::db::schema::capacity_resource as r;
         let mut conn = yeyak::db::establish(&bench.db_url()).await.unwrap();
-        r::table
-            .filter(r::code.like("load-%"))
-            .order(r::id)
-            .select(r::id)
-            .load(&mut conn)
-            .await
-            .unwrap()
+        r::table.filter(r::code.like("load-%")).order(r::id).select(r::id).load(&mut conn).await.unwrap()
     };
 
     // Steady API load for the whole scenario; completion times are recorded.
@@ -74,12 +68,7 @@ async fn scenario(interval_ms: u64) {
                 let mut n = 0;
                 while !stop.load(Ordering::Relaxed) {
                     let (status, _) = bench
-                        .post(
-                            &format!("/api/resources/{id}/holds"),
-                            &format!("c{c}"),
-                            &format!("l{c}-{n}"),
-                            &json!({}),
-                        )
+                        .post(&format!("/api/resources/{id}/holds"), &format!("c{c}"), &format!("l{c}-{n}"), &json!({}))
                         .await;
                     if status == 201 {
                         done.lock().unwrap().push(Instant::now());
@@ -119,19 +108,13 @@ async fn scenario(interval_ms: u64) {
     let resources = {
         let (ok, report) = {
             let mut conn = yeyak::db::establish(&bench.db_url()).await.unwrap();
-            let report = yeyak::consistency::run(&mut conn, bench.state.check_context())
-                .await
-                .unwrap();
+            let report = yeyak::consistency::run(&mut conn, bench.state.check_context()).await.unwrap();
             (report.ok, report)
         };
         // Overdue items measure the sweeper's lag under this load; the
         // invariants are every other check.
-        let broken: Vec<_> = report
-            .checks
-            .iter()
-            .filter(|c| c.count > 0 && !c.name.starts_with("overdue_"))
-            .map(|c| c.name)
-            .collect();
+        let broken: Vec<_> =
+            report.checks.iter().filter(|c| c.count > 0 && !c.name.starts_with("overdue_")).map(|c| c.name).collect();
         let _ = ok;
         format!("invariants broken: {}", broken.len())
     };

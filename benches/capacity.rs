@@ -65,12 +65,7 @@ where
             })
         })
         .collect();
-    let mut run = Run {
-        ok: 0,
-        refused: 0,
-        elapsed: Duration::ZERO,
-        latencies: Vec::new(),
-    };
+    let mut run = Run { ok: 0, refused: 0, elapsed: Duration::ZERO, latencies: Vec::new() };
     for t in tasks {
         let (ok, refused, lat) = t.await.unwrap();
         run.ok += ok;
@@ -101,17 +96,7 @@ fn pgbench(bench: &Bench, rid_expr: &str, base: i64) -> f64 {
     let script = dir.join("hold_tx.sql");
     std::fs::write(&script, format!("\\set rid {rid_expr}\n{HOLD_TX}")).unwrap();
     let out = std::process::Command::new("pgbench")
-        .args([
-            "-n",
-            "-M",
-            "prepared",
-            "-c",
-            &CLIENTS.to_string(),
-            "-j",
-            "2",
-            "-T",
-            &SECONDS.to_string(),
-        ])
+        .args(["-n", "-M", "prepared", "-c", &CLIENTS.to_string(), "-j", "2", "-T", &SECONDS.to_string()])
         .arg("-D")
         .arg(format!("base={base}"))
         .arg("-f")
@@ -120,12 +105,7 @@ fn pgbench(bench: &Bench, rid_expr: &str, base: i64) -> f64 {
         .output()
         .expect("pgbench runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "pgbench failed: {}{}",
-        text,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "pgbench failed: {}{}", text, String::from_utf8_lossy(&out.stderr));
     text.lines()
         .find(|l| l.starts_with("tps = "))
         .and_then(|l| l.split_whitespace().nth(2))
@@ -138,13 +118,7 @@ async fn resource_ids(bench: &Bench, prefix: &str) -> Vec<i64> {
     use diesel_async::RunQueryDsl;
     use yeyak::db::schema::capacity_resource as r;
     let mut conn = yeyak::db::establish(&bench.db_url()).await.unwrap();
-    r::table
-        .filter(r::code.like(format!("{prefix}%")))
-        .order(r::id)
-        .select(r::id)
-        .load(&mut conn)
-        .await
-        .unwrap()
+    r::table.filter(r::code.like(format!("{prefix}%"))).order(r::id).select(r::id).load(&mut conn).await.unwrap()
 }
 
 fn row(name: &str, run: &Run) -> String {
@@ -178,33 +152,18 @@ async fn main() {
     // Warm-up: pools and prepared statements.
     let d = distinct.clone();
     drive(&bench, 10, 201, move |c, n| {
-        (
-            format!("/api/resources/{}/holds", d[c]),
-            format!("w{c}"),
-            format!("warm-{c}-{n}"),
-            json!({}),
-        )
+        (format!("/api/resources/{}/holds", d[c]), format!("w{c}"), format!("warm-{c}-{n}"), json!({}))
     })
     .await;
 
     let d = distinct.clone();
     let http_distinct = drive(&bench, 100_000, 201, move |c, n| {
-        (
-            format!("/api/resources/{}/holds", d[c]),
-            format!("owner-{c}"),
-            format!("d-{c}-{n}"),
-            json!({}),
-        )
+        (format!("/api/resources/{}/holds", d[c]), format!("owner-{c}"), format!("d-{c}-{n}"), json!({}))
     })
     .await;
     // 32 × 300 stays under the hot resource's 10,000 units.
     let http_hot = drive(&bench, 300, 201, move |c, n| {
-        (
-            format!("/api/resources/{hot}/holds"),
-            format!("owner-{c}"),
-            format!("h-{c}-{n}"),
-            json!({}),
-        )
+        (format!("/api/resources/{hot}/holds"), format!("owner-{c}"), format!("h-{c}-{n}"), json!({}))
     })
     .await;
     // Replays of holds stored by the distinct run (same key, owner and body).

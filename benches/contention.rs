@@ -19,15 +19,9 @@ mod common;
 use common::{ms, pct, Bench};
 
 fn slot(day: i64, hour: u32) -> (String, String) {
-    let base = Utc::now()
-        .duration_trunc(chrono::Duration::days(1))
-        .unwrap()
-        + chrono::Duration::days(day);
+    let base = Utc::now().duration_trunc(chrono::Duration::days(1)).unwrap() + chrono::Duration::days(day);
     let s = base + chrono::Duration::hours(i64::from(hour));
-    (
-        s.to_rfc3339(),
-        (s + chrono::Duration::hours(1)).to_rfc3339(),
-    )
+    (s.to_rfc3339(), (s + chrono::Duration::hours(1)).to_rfc3339())
 }
 
 /// Fires all requests at the same instant (a barrier), returns status and latency.
@@ -40,9 +34,7 @@ async fn race(bench: &Arc<Bench>, reqs: Vec<(String, serde_json::Value)>) -> Vec
             let (bench, barrier) = (bench.clone(), barrier.clone());
             tokio::spawn(async move {
                 barrier.wait().await;
-                bench
-                    .post("/api/bookings", &format!("user-{i}"), &idem, &body)
-                    .await
+                bench.post("/api/bookings", &format!("user-{i}"), &idem, &body).await
             })
         })
         .collect();
@@ -61,18 +53,7 @@ fn booking(title: &str, rooms: &[&str], (s, e): (String, String)) -> serde_json:
 async fn main() {
     let bench = Arc::new(Bench::start().await);
     // Warm the connection pools.
-    race(
-        &bench,
-        (0..20)
-            .map(|i| {
-                (
-                    format!("warm-{i}"),
-                    booking("warm", &["C"], slot(400 + i, 9)),
-                )
-            })
-            .collect(),
-    )
-    .await;
+    race(&bench, (0..20).map(|i| (format!("warm-{i}"), booking("warm", &["C"], slot(400 + i, 9)))).collect()).await;
 
     println!("## 20 concurrent requests for one room and time, 10 rounds");
     println!("| round | 201 | 409 ROOM_TIME_TAKEN | other | slowest ms |");
@@ -80,23 +61,12 @@ async fn main() {
     let mut worst = Duration::ZERO;
     for round in 0..10 {
         let body = booking("contention", &["A"], slot(1 + round, 10));
-        let results = race(
-            &bench,
-            (0..20)
-                .map(|i| (format!("c{round}-{i}"), body.clone()))
-                .collect(),
-        )
-        .await;
+        let results = race(&bench, (0..20).map(|i| (format!("c{round}-{i}"), body.clone())).collect()).await;
         let created = results.iter().filter(|(s, _)| *s == 201).count();
         let taken = results.iter().filter(|(s, _)| *s == 409).count();
         let slowest = results.iter().map(|(_, d)| *d).max().unwrap();
         worst = worst.max(slowest);
-        println!(
-            "| {} | {created} | {taken} | {} | {:.1} |",
-            round + 1,
-            20 - created - taken,
-            ms(slowest)
-        );
+        println!("| {} | {created} | {taken} | {} | {:.1} |", round + 1, 20 - created - taken, ms(slowest));
     }
     println!("\nslowest response over all rounds: {:.1} ms\n", ms(worst));
 
@@ -107,10 +77,7 @@ async fn main() {
         let results = race(
             &bench,
             vec![
-                (
-                    format!("ab-{trial}"),
-                    booking("AB", &["A", "B"], at.clone()),
-                ),
+                (format!("ab-{trial}"), booking("AB", &["A", "B"], at.clone())),
                 (format!("bc-{trial}"), booking("BC", &["B", "C"], at)),
             ],
         )
@@ -142,10 +109,7 @@ async fn main() {
             ms(*v.last().unwrap())
         );
     }
-    println!(
-        "\ntransaction retries (40P01/40001): {}",
-        bench.state.db_stats.retries()
-    );
+    println!("\ntransaction retries (40P01/40001): {}", bench.state.db_stats.retries());
     if let Ok(bench) = Arc::try_unwrap(bench) {
         bench.finish().await;
     }

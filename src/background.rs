@@ -19,12 +19,7 @@ pub struct Background {
 const DELIVERY_BATCH: i64 = 32;
 
 impl Background {
-    pub fn spawn(
-        sweeper: Arc<Sweeper>,
-        sweep_every: Duration,
-        worker: DeliveryWorker,
-        poll_every: Duration,
-    ) -> Self {
+    pub fn spawn(sweeper: Arc<Sweeper>, sweep_every: Duration, worker: DeliveryWorker, poll_every: Duration) -> Self {
         let ticking = sweeper.clone();
         let sweep = tokio::spawn(async move {
             let mut interval = tokio::time::interval(sweep_every);
@@ -66,10 +61,7 @@ impl Background {
                 }
             }
         });
-        Background {
-            handles: vec![sweep, deliver],
-            sweeper,
-        }
+        Background { handles: vec![sweep, deliver], sweeper }
     }
 
     /// Stops both loops and gives up the sweeper's leadership at once.

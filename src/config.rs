@@ -20,11 +20,7 @@ pub const DEV_API_KEYS: &str = "dev:admin:yeyak-dev-key";
 )]
 pub struct Config {
     /// PostgreSQL URL; the database is created if missing and migrated on start.
-    #[arg(
-        long,
-        env = "DATABASE_URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/yeyak"
-    )]
+    #[arg(long, env = "DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432/yeyak")]
     pub database_url: String,
 
     /// Redis URL for admission control; unset means Redis is off.
@@ -48,21 +44,11 @@ pub struct Config {
     pub admin_user: String,
 
     /// Password of the first admin staff login.
-    #[arg(
-        long,
-        env = "YEYAK_ADMIN_PASSWORD",
-        default_value = "yeyak-admin",
-        hide_env_values = true
-    )]
+    #[arg(long, env = "YEYAK_ADMIN_PASSWORD", default_value = "yeyak-admin", hide_env_values = true)]
     pub admin_password: String,
 
     /// Key of the keyed digest of (tenant, owner); the same on every process.
-    #[arg(
-        long,
-        env = "YEYAK_SECRET_KEY",
-        default_value = "yeyak-dev-secret-change-me",
-        hide_env_values = true
-    )]
+    #[arg(long, env = "YEYAK_SECRET_KEY", default_value = "yeyak-dev-secret-change-me", hide_env_values = true)]
     pub secret_key: String,
 
     /// Hold lifetime in seconds.

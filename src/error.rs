@@ -81,12 +81,7 @@ impl ErrorCode {
 
     /// Whether the same request may succeed later without change.
     pub fn retryable(self) -> bool {
-        matches!(
-            self,
-            ErrorCode::CommandInProgress
-                | ErrorCode::AdmissionRejected
-                | ErrorCode::DatabaseUnavailable
-        )
+        matches!(self, ErrorCode::CommandInProgress | ErrorCode::AdmissionRejected | ErrorCode::DatabaseUnavailable)
     }
 }
 
@@ -105,13 +100,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            details: json!({}),
-            current_revision: None,
-            retry_after_secs: None,
-        }
+        Self { code, message: message.into(), details: json!({}), current_revision: None, retry_after_secs: None }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -132,11 +121,8 @@ impl ApiError {
     /// A 400 naming the offending field.
     pub fn malformed(field: &str, reason: impl Into<String>) -> Self {
         let reason = reason.into();
-        Self::new(
-            ErrorCode::MalformedRequest,
-            format!("invalid field `{field}`: {reason}"),
-        )
-        .with_details(json!({ "field": field, "reason": reason }))
+        Self::new(ErrorCode::MalformedRequest, format!("invalid field `{field}`: {reason}"))
+            .with_details(json!({ "field": field, "reason": reason }))
     }
 
     pub fn not_found(what: &str) -> Self {
@@ -194,17 +180,12 @@ impl From<DbError> for ApiError {
         match err {
             DbError::Unavailable(reason) => {
                 tracing::warn!(%reason, "database unavailable");
-                ApiError::new(
-                    ErrorCode::DatabaseUnavailable,
-                    "database unavailable, retry later",
-                )
-                .with_retry_after(1)
+                ApiError::new(ErrorCode::DatabaseUnavailable, "database unavailable, retry later").with_retry_after(1)
             }
             DbError::RoomTimeTaken => ApiError::room_time_taken(),
             DbError::Retryable(e) => {
                 tracing::error!(error = %e, "retries exhausted");
-                ApiError::new(ErrorCode::DatabaseUnavailable, "database busy, retry later")
-                    .with_retry_after(1)
+                ApiError::new(ErrorCode::DatabaseUnavailable, "database busy, retry later").with_retry_after(1)
             }
             DbError::Other(e) => {
                 tracing::error!(error = ?e, "unexpected database error");

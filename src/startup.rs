@@ -29,10 +29,7 @@ pub enum StartupError {
     #[error(transparent)]
     Database(#[from] bootstrap::BootstrapError),
     #[error("cannot listen on {addr}: {cause}. Set YEYAK_BIND to a free address.")]
-    Bind {
-        addr: SocketAddr,
-        cause: std::io::Error,
-    },
+    Bind { addr: SocketAddr, cause: std::io::Error },
 }
 
 /// A built, bound, not yet awaited server.
@@ -50,22 +47,14 @@ pub async fn build(config: Config) -> Result<Application, StartupError> {
 }
 
 /// Builds the application on a given clock (tests move time with `ManualClock`).
-pub async fn build_with_clock(
-    config: Config,
-    clock: Arc<dyn Clock>,
-) -> Result<Application, StartupError> {
+pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Application, StartupError> {
     bootstrap::prepare(&config.database_url).await?;
     let pool = db::build_pool(&config.database_url, config.db_pool_size);
     let rooms = {
         let shown = bootstrap::redact(&config.database_url);
-        let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable {
-            url: shown.clone(),
-            cause,
-        };
+        let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable { url: shown.clone(), cause };
         let mut conn = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
-        crate::rooms::load_catalog(&mut conn)
-            .await
-            .map_err(|e| unreachable(e.to_string()))?
+        crate::rooms::load_catalog(&mut conn).await.map_err(|e| unreachable(e.to_string()))?
     };
     if config.secret_key == "yeyak-dev-secret-change-me" {
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
@@ -74,14 +63,8 @@ pub async fn build_with_clock(
     let db_stats = Arc::new(DbStats::default());
     let admission = Arc::new(build_admission(&config)?);
     let sweeper = Arc::new(
-        Sweeper::new(
-            pool.clone(),
-            db_stats.clone(),
-            clock.clone(),
-            &config.database_url,
-            offer_ttl,
-        )
-        .with_bulkhead(admission.bulkhead.clone()),
+        Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, offer_ttl)
+            .with_bulkhead(admission.bulkhead.clone()),
     );
     let background = config.background.then(|| {
         let provider = match &config.webhook_url {
@@ -91,8 +74,7 @@ pub async fn build_with_clock(
         Background::spawn(
             sweeper.clone(),
             std::time::Duration::from_millis(config.sweep_interval_ms.max(10)),
-            DeliveryWorker::new(pool.clone(), clock.clone(), provider)
-                .with_bulkhead(admission.bulkhead.clone()),
+            DeliveryWorker::new(pool.clone(), clock.clone(), provider).with_bulkhead(admission.bulkhead.clone()),
             std::time::Duration::from_millis(config.outbox_poll_ms),
         )
     });
@@ -103,9 +85,7 @@ pub async fn build_with_clock(
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
         rooms,
-        rules: BookingRules {
-            max_length: Duration::minutes(i64::from(config.max_booking_minutes)),
-        },
+        rules: BookingRules { max_length: Duration::minutes(i64::from(config.max_booking_minutes)) },
         timezone: config.timezone,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),
@@ -115,14 +95,8 @@ pub async fn build_with_clock(
         admission,
     });
 
-    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind {
-        addr: config.bind,
-        cause,
-    })?;
-    let addr = listener.local_addr().map_err(|cause| StartupError::Bind {
-        addr: config.bind,
-        cause,
-    })?;
+    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
+    let addr = listener.local_addr().map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
     let app_state = state.clone();
     let server = HttpServer::new(move || {
         App::new()
@@ -134,12 +108,7 @@ pub async fn build_with_clock(
     .map_err(|cause| StartupError::Bind { addr, cause })?
     .shutdown_timeout(10)
     .run();
-    Ok(Application {
-        server,
-        addr,
-        state,
-        background,
-    })
+    Ok(Application { server, addr, state, background })
 }
 
 /// The bulkhead always; the Redis gate when `REDIS_URL` is set (it connects
@@ -167,9 +136,5 @@ fn build_admission(config: &Config) -> Result<Admission, StartupError> {
             .map_err(StartupError::Config)?,
         ),
     };
-    Ok(Admission {
-        bulkhead,
-        redis,
-        stats: Arc::default(),
-    })
+    Ok(Admission { bulkhead, redis, stats: Arc::default() })
 }

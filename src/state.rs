@@ -33,9 +33,7 @@ pub struct AppState {
 
 impl AppState {
     pub fn check_context(&self) -> crate::consistency::CheckContext {
-        crate::consistency::CheckContext {
-            overdue_before: self.clock.now() - self.sweep_interval * 2,
-        }
+        crate::consistency::CheckContext { overdue_before: self.clock.now() - self.sweep_interval * 2 }
     }
 
     pub fn runner(&self) -> Runner<'_> {

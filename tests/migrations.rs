@@ -10,25 +10,12 @@ async fn migrations_run_up_down_and_up() {
     yeyak::db::bootstrap::prepare(&url).await.expect("up");
     let conn = yeyak::db::establish(&url).await.unwrap();
     let mut harness = AsyncMigrationHarness::new(conn);
-    harness
-        .revert_all_migrations(yeyak::db::bootstrap::MIGRATIONS)
-        .expect("down");
-    assert!(harness
-        .has_pending_migration(yeyak::db::bootstrap::MIGRATIONS)
-        .unwrap());
-    harness
-        .run_pending_migrations(yeyak::db::bootstrap::MIGRATIONS)
-        .expect("up again");
-    assert!(!harness
-        .has_pending_migration(yeyak::db::bootstrap::MIGRATIONS)
-        .unwrap());
+    harness.revert_all_migrations(yeyak::db::bootstrap::MIGRATIONS).expect("down");
+    assert!(harness.has_pending_migration(yeyak::db::bootstrap::MIGRATIONS).unwrap());
+    harness.run_pending_migrations(yeyak::db::bootstrap::MIGRATIONS).expect("up again");
+    assert!(!harness.has_pending_migration(yeyak::db::bootstrap::MIGRATIONS).unwrap());
     drop(harness);
-    let mut admin = yeyak::db::establish("postgres://postgres@127.0.0.1:5432/postgres")
-        .await
-        .unwrap();
+    let mut admin = yeyak::db::establish("postgres://postgres@127.0.0.1:5432/postgres").await.unwrap();
     use diesel_async::RunQueryDsl;
-    diesel::sql_query(format!("DROP DATABASE \"{name}\" WITH (FORCE)"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    diesel::sql_query(format!("DROP DATABASE \"{name}\" WITH (FORCE)")).execute(&mut admin).await.unwrap();
 }

@@ -24,8 +24,7 @@ impl Bench {
 
     /// Same, with settings changed first.
     pub async fn start_with(tweak: impl FnOnce(&mut yeyak::config::Config)) -> Bench {
-        let pg = std::env::var("BENCH_PG")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+        let pg = std::env::var("BENCH_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
         let db = format!("yeyak_bench_{}", uuid::Uuid::new_v4().simple());
         let mut config = yeyak::config::Config::for_database(&format!("{pg}/{db}"));
         config.bind = "127.0.0.1:0".parse().unwrap();
@@ -40,17 +39,8 @@ impl Bench {
         let base = format!("http://{}", app.addr);
         let state = app.state.clone();
         tokio::spawn(app.server);
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(256)
-            .build()
-            .unwrap();
-        Bench {
-            base,
-            pg,
-            db,
-            state,
-            client,
-        }
+        let client = reqwest::Client::builder().pool_max_idle_per_host(256).build().unwrap();
+        Bench { base, pg, db, state, client }
     }
 
     pub fn db_url(&self) -> String {
@@ -58,13 +48,7 @@ impl Bench {
     }
 
     /// POSTs JSON and returns the status and the latency.
-    pub async fn post(
-        &self,
-        path: &str,
-        owner: &str,
-        idem: &str,
-        body: &serde_json::Value,
-    ) -> (u16, Duration) {
+    pub async fn post(&self, path: &str, owner: &str, idem: &str, body: &serde_json::Value) -> (u16, Duration) {
         let req = self
             .client
             .post(format!("{}{path}", self.base))
@@ -91,12 +75,9 @@ impl Bench {
         use diesel_async::RunQueryDsl;
         drop(self.client);
         if let Ok(mut admin) = yeyak::db::establish(&format!("{}/postgres", self.pg)).await {
-            let _ = diesel::sql_query(format!(
-                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
-                self.db
-            ))
-            .execute(&mut admin)
-            .await;
+            let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.db))
+                .execute(&mut admin)
+                .await;
         }
     }
 }

@@ -21,11 +21,7 @@ pub struct Breaker {
 
 impl Breaker {
     pub fn new(threshold: u32, open_for: Duration) -> Self {
-        Breaker {
-            state: Mutex::new(State::Closed { failures: 0 }),
-            threshold: threshold.max(1),
-            open_for,
-        }
+        Breaker { state: Mutex::new(State::Closed { failures: 0 }), threshold: threshold.max(1), open_for }
     }
 
     /// Whether a call to Redis may be made now.
@@ -55,9 +51,7 @@ impl Breaker {
         let mut state = self.state.lock().expect("breaker lock");
         let open = match *state {
             State::Closed { failures } if failures + 1 < self.threshold => {
-                *state = State::Closed {
-                    failures: failures + 1,
-                };
+                *state = State::Closed { failures: failures + 1 };
                 false
             }
             _ => true,
@@ -69,17 +63,12 @@ impl Breaker {
                     "redis failing; admission falls back to PostgreSQL"
                 );
             }
-            *state = State::Open {
-                until: Instant::now() + self.open_for,
-            };
+            *state = State::Open { until: Instant::now() + self.open_for };
         }
     }
 
     pub fn is_open(&self) -> bool {
-        matches!(
-            *self.state.lock().expect("breaker lock"),
-            State::Open { .. }
-        )
+        matches!(*self.state.lock().expect("breaker lock"), State::Open { .. })
     }
 }
 

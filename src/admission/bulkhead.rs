@@ -39,20 +39,12 @@ impl Bulkhead {
     /// the background waits as long as it takes.
     pub async fn enter(&self, lane: Lane) -> Option<LanePermit> {
         match lane {
-            Lane::Foreground => {
-                tokio::time::timeout(self.wait, self.foreground.clone().acquire_owned())
-                    .await
-                    .ok()
-                    .and_then(Result::ok)
-                    .map(LanePermit)
-            }
-            Lane::Background => self
-                .background
-                .clone()
-                .acquire_owned()
+            Lane::Foreground => tokio::time::timeout(self.wait, self.foreground.clone().acquire_owned())
                 .await
                 .ok()
+                .and_then(Result::ok)
                 .map(LanePermit),
+            Lane::Background => self.background.clone().acquire_owned().await.ok().map(LanePermit),
         }
     }
 
@@ -73,14 +65,8 @@ mod tests {
         let b = Bulkhead::new(3, 1, Duration::from_millis(20));
         let f1 = b.enter(Lane::Foreground).await.unwrap();
         let _f2 = b.enter(Lane::Foreground).await.unwrap();
-        assert!(
-            b.enter(Lane::Foreground).await.is_none(),
-            "full foreground lane refuses"
-        );
-        let _bg = b
-            .enter(Lane::Background)
-            .await
-            .expect("background is not starved by the API");
+        assert!(b.enter(Lane::Foreground).await.is_none(), "full foreground lane refuses");
+        let _bg = b.enter(Lane::Background).await.expect("background is not starved by the API");
         drop(f1);
         assert!(b.enter(Lane::Foreground).await.is_some());
     }

@@ -95,11 +95,7 @@ impl Drop for Ticket {
 }
 
 fn rejected(reason: &str) -> ApiError {
-    ApiError::new(
-        ErrorCode::AdmissionRejected,
-        format!("too busy ({reason}); retry shortly"),
-    )
-    .with_retry_after(1)
+    ApiError::new(ErrorCode::AdmissionRejected, format!("too busy ({reason}); retry shortly")).with_retry_after(1)
 }
 
 impl Admission {
@@ -141,12 +137,7 @@ impl Admission {
         stats.admitted.fetch_add(1, Ordering::Relaxed);
         let now = stats.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         stats.max_in_flight.fetch_max(now, Ordering::Relaxed);
-        Ok(Ticket {
-            _lane: lane,
-            permit,
-            inflight,
-            stats: stats.clone(),
-        })
+        Ok(Ticket { _lane: lane, permit, inflight, stats: stats.clone() })
     }
 
     /// Redis as `/readyz` reports it: disabled, ok, or degraded (never failed).

@@ -37,8 +37,35 @@ pub struct RedisSettings {
     pub prefix: String,
 }
 
+/// bb8-redis's manager, plus a way to tell bb8 that a connection failed:
+/// a multiplexed connection to a Redis that went away never recovers, and
+/// bb8-redis itself never reports one as broken.
+struct TrackedManager(RedisConnectionManager);
+
+struct Tracked {
+    conn: MultiplexedConnection,
+    broken: bool,
+}
+
+impl bb8::ManageConnection for TrackedManager {
+    type Connection = Tracked;
+    type Error = redis::RedisError;
+
+    async fn connect(&self) -> Result<Tracked, redis::RedisError> {
+        Ok(Tracked { conn: self.0.connect().await?, broken: false })
+    }
+
+    async fn is_valid(&self, conn: &mut Tracked) -> Result<(), redis::RedisError> {
+        self.0.is_valid(&mut conn.conn).await
+    }
+
+    fn has_broken(&self, conn: &mut Tracked) -> bool {
+        conn.broken
+    }
+}
+
 struct Inner {
-    pool: bb8::Pool<RedisConnectionManager>,
+    pool: bb8::Pool<TrackedManager>,
     breaker: Breaker,
     settings: RedisSettings,
 }
@@ -69,19 +96,14 @@ return 0
 impl RedisGate {
     /// Builds the gate without connecting: the process boots with Redis away.
     pub fn new(settings: RedisSettings) -> Result<Self, String> {
-        let manager = RedisConnectionManager::new(settings.url.as_str())
-            .map_err(|e| format!("REDIS_URL: {e}"))?;
+        let manager = RedisConnectionManager::new(settings.url.as_str()).map_err(|e| format!("REDIS_URL: {e}"))?;
         let pool = bb8::Pool::builder()
             .max_size(16)
             .connection_timeout(settings.timeout)
             .test_on_check_out(false)
-            .build_unchecked(manager);
+            .build_unchecked(TrackedManager(manager));
         let breaker = Breaker::new(settings.breaker_threshold, settings.breaker_open_for);
-        Ok(RedisGate(Arc::new(Inner {
-            pool,
-            breaker,
-            settings,
-        })))
+        Ok(RedisGate(Arc::new(Inner { pool, breaker, settings })))
     }
 
     fn key(&self, name: &str) -> String {
@@ -97,22 +119,24 @@ impl RedisGate {
         if !self.0.breaker.allow() {
             return Err(RedisUnavailable);
         }
+        let timeout = self.0.settings.timeout;
         let attempt = async {
-            let conn = self
-                .0
-                .pool
-                .get()
-                .await
-                .map_err(|_| RedisUnavailable)?
-                .clone();
-            op(conn).await.map_err(|_| RedisUnavailable)
+            let mut pooled = tokio::time::timeout(timeout, self.0.pool.get()).await.ok()?.ok()?;
+            match tokio::time::timeout(timeout, op(pooled.conn.clone())).await {
+                Ok(Ok(value)) => Some(value),
+                _ => {
+                    // Never hand this connection out again.
+                    pooled.broken = true;
+                    None
+                }
+            }
         };
-        match tokio::time::timeout(self.0.settings.timeout, attempt).await {
-            Ok(Ok(value)) => {
+        match attempt.await {
+            Some(value) => {
                 self.0.breaker.success();
                 Ok(value)
             }
-            _ => {
+            None => {
                 self.0.breaker.failure();
                 Err(RedisUnavailable)
             }
@@ -128,50 +152,24 @@ impl RedisGate {
         let m = member.clone();
         let got: i64 = self
             .run(|mut conn| async move {
-                Script::new(ACQUIRE)
-                    .key(key)
-                    .arg(limit)
-                    .arg(lease_ms)
-                    .arg(m)
-                    .invoke_async(&mut conn)
-                    .await
+                Script::new(ACQUIRE).key(key).arg(limit).arg(lease_ms).arg(m).invoke_async(&mut conn).await
             })
             .await?;
-        Ok((got == 1).then(|| Permit {
-            gate: Some(self.clone()),
-            member,
-        }))
+        Ok((got == 1).then(|| Permit { gate: Some(self.clone()), member }))
     }
 
     /// The in-flight lock of `scope`, or `None` when another request holds it.
-    pub async fn lock_inflight(
-        &self,
-        scope: &Scope,
-    ) -> Result<Option<InflightLock>, RedisUnavailable> {
-        let key = self.key(&format!(
-            "inflight:{}",
-            hex::encode(Sha256::digest(scope.lock_text().as_bytes()))
-        ));
+    pub async fn lock_inflight(&self, scope: &Scope) -> Result<Option<InflightLock>, RedisUnavailable> {
+        let key = self.key(&format!("inflight:{}", hex::encode(Sha256::digest(scope.lock_text().as_bytes()))));
         let token = uuid::Uuid::new_v4().to_string();
         let ttl_ms = self.0.settings.inflight_ttl.as_millis() as u64;
         let (k, t) = (key.clone(), token.clone());
         let set: Option<String> = self
             .run(|mut conn| async move {
-                redis::cmd("SET")
-                    .arg(k)
-                    .arg(t)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(ttl_ms)
-                    .query_async(&mut conn)
-                    .await
+                redis::cmd("SET").arg(k).arg(t).arg("NX").arg("PX").arg(ttl_ms).query_async(&mut conn).await
             })
             .await?;
-        Ok(set.map(|_| InflightLock {
-            gate: Some(self.clone()),
-            key,
-            token,
-        }))
+        Ok(set.map(|_| InflightLock { gate: Some(self.clone()), key, token }))
     }
 
     /// PING within `within` (skipped while the breaker is open).
@@ -179,9 +177,7 @@ impl RedisGate {
         if self.0.breaker.is_open() {
             return false;
         }
-        let probe = self.run(|mut conn| async move {
-            redis::cmd("PING").query_async::<String>(&mut conn).await
-        });
+        let probe = self.run(|mut conn| async move { redis::cmd("PING").query_async::<String>(&mut conn).await });
         matches!(tokio::time::timeout(within, probe).await, Ok(Ok(_)))
     }
 
@@ -218,13 +214,7 @@ impl Permit {
         if let Some(gate) = self.gate.take() {
             let (key, member) = (gate.key("permits"), std::mem::take(&mut self.member));
             let _: Result<i64, _> = gate
-                .run(|mut conn| async move {
-                    redis::cmd("ZREM")
-                        .arg(key)
-                        .arg(member)
-                        .query_async(&mut conn)
-                        .await
-                })
+                .run(|mut conn| async move { redis::cmd("ZREM").arg(key).arg(member).query_async(&mut conn).await })
                 .await;
         }
     }
@@ -235,11 +225,7 @@ impl Drop for Permit {
         if let Some(gate) = self.gate.take() {
             let (key, member) = (gate.key("permits"), std::mem::take(&mut self.member));
             gate.release_later(move |mut conn| async move {
-                redis::cmd("ZREM")
-                    .arg(key)
-                    .arg(member)
-                    .query_async(&mut conn)
-                    .await
+                redis::cmd("ZREM").arg(key).arg(member).query_async(&mut conn).await
             });
         }
     }
@@ -257,17 +243,10 @@ impl InflightLock {
     /// the stored record instead of this lock.
     pub async fn release(mut self) {
         if let Some(gate) = self.gate.take() {
-            let (key, token) = (
-                std::mem::take(&mut self.key),
-                std::mem::take(&mut self.token),
-            );
-            let _: Result<i64, _> = gate
-                .run(|mut conn| async move {
-                    Script::new(RELEASE_LOCK)
-                        .key(key)
-                        .arg(token)
-                        .invoke_async(&mut conn)
-                        .await
+            let (key, token) = (std::mem::take(&mut self.key), std::mem::take(&mut self.token));
+            let _: Result<i64, _> =
+                gate.run(|mut conn| async move {
+                    Script::new(RELEASE_LOCK).key(key).arg(token).invoke_async(&mut conn).await
                 })
                 .await;
         }
@@ -277,16 +256,9 @@ impl InflightLock {
 impl Drop for InflightLock {
     fn drop(&mut self) {
         if let Some(gate) = self.gate.take() {
-            let (key, token) = (
-                std::mem::take(&mut self.key),
-                std::mem::take(&mut self.token),
-            );
+            let (key, token) = (std::mem::take(&mut self.key), std::mem::take(&mut self.token));
             gate.release_later(move |mut conn| async move {
-                Script::new(RELEASE_LOCK)
-                    .key(key)
-                    .arg(token)
-                    .invoke_async(&mut conn)
-                    .await
+                Script::new(RELEASE_LOCK).key(key).arg(token).invoke_async(&mut conn).await
             });
         }
     }

@@ -35,11 +35,8 @@ pub struct Tenant(String);
 
 impl Tenant {
     pub fn parse(s: &str) -> Result<Self, String> {
-        let ok = (1..=64).contains(&s.len())
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-        ok.then(|| Tenant(s.to_owned()))
-            .ok_or_else(|| format!("tenant `{s}` must be 1-64 of [A-Za-z0-9._-]"))
+        let ok = (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        ok.then(|| Tenant(s.to_owned())).ok_or_else(|| format!("tenant `{s}` must be 1-64 of [A-Za-z0-9._-]"))
     }
 
     pub fn as_str(&self) -> &str {
@@ -75,11 +72,7 @@ pub struct ConfiguredKey {
 
 impl fmt::Debug for ConfiguredKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ConfiguredKey({}:{:?}:***)",
-            self.caller.tenant, self.caller.role
-        )
+        write!(f, "ConfiguredKey({}:{:?}:***)", self.caller.tenant, self.caller.role)
     }
 }
 
@@ -87,20 +80,14 @@ impl FromStr for ConfiguredKey {
     type Err = String;
     fn from_str(entry: &str) -> Result<Self, Self::Err> {
         let mut parts = entry.splitn(3, ':');
-        let (Some(tenant), Some(role), Some(secret)) = (parts.next(), parts.next(), parts.next())
-        else {
+        let (Some(tenant), Some(role), Some(secret)) = (parts.next(), parts.next(), parts.next()) else {
             return Err("each API key must be `tenant:role:secret`".into());
         };
         if secret.len() < 8 {
-            return Err(format!(
-                "the secret of tenant `{tenant}` must have at least 8 characters"
-            ));
+            return Err(format!("the secret of tenant `{tenant}` must have at least 8 characters"));
         }
         Ok(ConfiguredKey {
-            caller: Caller {
-                tenant: Tenant::parse(tenant)?,
-                role: role.parse()?,
-            },
+            caller: Caller { tenant: Tenant::parse(tenant)?, role: role.parse()? },
             key_hash: hash_secret(secret),
         })
     }
@@ -120,10 +107,7 @@ pub struct ApiKeyRegistry {
 
 impl ApiKeyRegistry {
     pub fn new(keys: &[ConfiguredKey]) -> Self {
-        let configured = keys
-            .iter()
-            .map(|k| (k.key_hash.clone(), k.caller.clone()))
-            .collect();
+        let configured = keys.iter().map(|k| (k.key_hash.clone(), k.caller.clone())).collect();
         Self { configured }
     }
 
@@ -140,12 +124,8 @@ impl ApiKeyRegistry {
             .first(conn)
             .await
             .optional()?;
-        Ok(row.and_then(|(tenant, role)| {
-            Some(Caller {
-                tenant: Tenant::parse(&tenant).ok()?,
-                role: role.parse().ok()?,
-            })
-        }))
+        Ok(row
+            .and_then(|(tenant, role)| Some(Caller { tenant: Tenant::parse(&tenant).ok()?, role: role.parse().ok()? })))
     }
 
     /// Looks up a configured key without touching the database.

@@ -17,10 +17,7 @@ impl Quantity {
         match raw {
             None => Ok(Quantity(1)),
             Some(q) if (1..=i64::from(Self::MAX)).contains(&q) => Ok(Quantity(q as i32)),
-            Some(_) => Err(ApiError::malformed(
-                "quantity",
-                format!("must be 1-{}", Self::MAX),
-            )),
+            Some(_) => Err(ApiError::malformed("quantity", format!("must be 1-{}", Self::MAX))),
         }
     }
 
@@ -87,16 +84,10 @@ pub struct NewResourceBody {
 impl NewResource {
     pub fn parse(body: NewResourceBody) -> Result<Self, ApiError> {
         let code_ok = (1..=64).contains(&body.code.len())
-            && body
-                .code
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            && body.code.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
             && body.code.as_bytes()[0].is_ascii_alphanumeric();
         if !code_ok {
-            return Err(ApiError::malformed(
-                "code",
-                "must be 1-64 of [A-Za-z0-9._-], starting with a letter or digit",
-            ));
+            return Err(ApiError::malformed("code", "must be 1-64 of [A-Za-z0-9._-], starting with a letter or digit"));
         }
         let name = crate::rooms::domain::Title::parse_field("name", &body.name)?;
         if !(1..=1_000_000).contains(&body.capacity) {
@@ -104,10 +95,7 @@ impl NewResource {
         }
         let timezone = body.timezone.unwrap_or_else(|| "UTC".to_owned());
         if timezone.parse::<chrono_tz::Tz>().is_err() {
-            return Err(ApiError::malformed(
-                "timezone",
-                "must be an IANA time zone such as UTC or Asia/Seoul",
-            ));
+            return Err(ApiError::malformed("timezone", "must be an IANA time zone such as UTC or Asia/Seoul"));
         }
         Ok(NewResource {
             code: body.code,

@@ -9,9 +9,7 @@ use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
 use super::resources;
-use crate::db::schema::{
-    capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
-};
+use crate::db::schema::{capacity_offer as offer, capacity_resource as res, waitlist_entry as entry};
 use crate::db::Conn;
 use crate::idempotency::CommandError;
 use crate::outbox::{self, Intent};
@@ -42,11 +40,7 @@ pub async fn promote_or_release(
     let mut handed = 0;
     let mut summary = Handoff::default();
     // A closed resource hands nothing out; its waiters keep their place.
-    let mut waiting = if resource.state == "OPEN" {
-        resource.waiting_count
-    } else {
-        0
-    };
+    let mut waiting = if resource.state == "OPEN" { resource.waiting_count } else { 0 };
     while waiting > 0 {
         let head: Option<(i64, String, i32)> = entry::table
             .filter(entry::resource_id.eq(resource_id))
@@ -78,19 +72,10 @@ pub async fn promote_or_release(
             .get_result(conn)
             .await?;
         diesel::update(entry::table.find(entry_id))
-            .set((
-                entry::state.eq("OFFERED"),
-                entry::revision.eq(entry::revision + 1),
-                entry::updated_at.eq(now),
-            ))
+            .set((entry::state.eq("OFFERED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
             .execute(conn)
             .await?;
-        outbox::enqueue(
-            conn,
-            &Intent::offer_created(entry_id, offer_id, resource_id, now + offer_ttl),
-            now,
-        )
-        .await?;
+        outbox::enqueue(conn, &Intent::offer_created(entry_id, offer_id, resource_id, now + offer_ttl), now).await?;
         pool -= quantity;
         handed += quantity;
         waiting -= 1;

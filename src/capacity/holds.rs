@@ -100,43 +100,28 @@ pub async fn create(
 
 /// Names the reason a conditional UPDATE matched no row. The decision was
 /// already made by the UPDATE; this read only words the answer.
-async fn why_not_occupied(
-    conn: &mut Conn,
-    resource_id: i64,
-    ask: HoldRequest,
-) -> Result<ApiError, CommandError> {
+async fn why_not_occupied(conn: &mut Conn, resource_id: i64, ask: HoldRequest) -> Result<ApiError, CommandError> {
     let Some(r) = resources::find(conn, resource_id).await? else {
         return Ok(ApiError::not_found("resource"));
     };
     if r.state != "OPEN" {
-        return Ok(ApiError::new(
-            ErrorCode::ResourceClosed,
-            "the resource is closed",
-        ));
+        return Ok(ApiError::new(ErrorCode::ResourceClosed, "the resource is closed"));
     }
     if let Err(e) = check_policy(ask.policy_version, r.policy_version) {
         return Ok(e);
     }
-    Ok(ApiError::new(
-        ErrorCode::CapacityExhaustedOrStale,
-        "no units are available at this revision",
-    )
-    .with_details(json!({
-        "requested": ask.quantity.get(),
-        "available": r.capacity - r.occupied_count,
-        "waiting": r.waiting_count,
-        "expectedResourceRevision": ask.expected_resource_revision,
-    }))
-    .with_current_revision(r.revision))
+    Ok(ApiError::new(ErrorCode::CapacityExhaustedOrStale, "no units are available at this revision")
+        .with_details(json!({
+            "requested": ask.quantity.get(),
+            "available": r.capacity - r.occupied_count,
+            "waiting": r.waiting_count,
+            "expectedResourceRevision": ask.expected_resource_revision,
+        }))
+        .with_current_revision(r.revision))
 }
 
 pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Hold>> {
-    hold::table
-        .find(id)
-        .select(COLUMNS)
-        .first(conn)
-        .await
-        .optional()
+    hold::table.find(id).select(COLUMNS).first(conn).await.optional()
 }
 
 /// Locks a hold and checks that `owner` owns it.
@@ -157,22 +142,16 @@ async fn lock_owned(conn: &mut Conn, id: i64, owner: &OwnerDigest) -> Result<Hol
 
 fn check_not_expired(h: &Hold, now: DateTime<Utc>) -> Result<(), ApiError> {
     match h.expires_at {
-        Some(at) if h.state == "HELD" && at <= now => Err(ApiError::new(
-            ErrorCode::HoldExpired,
-            "the hold has expired",
-        )
-        .with_details(json!({ "expiresAt": at }))),
+        Some(at) if h.state == "HELD" && at <= now => {
+            Err(ApiError::new(ErrorCode::HoldExpired, "the hold has expired").with_details(json!({ "expiresAt": at })))
+        }
         _ => Ok(()),
     }
 }
 
 async fn set_state(conn: &mut Conn, id: i64, state: &str, now: DateTime<Utc>) -> QueryResult<Hold> {
     diesel::update(hold::table.find(id))
-        .set((
-            hold::state.eq(state),
-            hold::revision.eq(hold::revision + 1),
-            hold::updated_at.eq(now),
-        ))
+        .set((hold::state.eq(state), hold::revision.eq(hold::revision + 1), hold::updated_at.eq(now)))
         .returning(COLUMNS)
         .get_result(conn)
         .await
@@ -193,9 +172,7 @@ pub async fn confirm(
     }
     check_revision(expected_revision, h.revision)?;
     if policy_version.is_some() {
-        let r = resources::find(conn, h.resource_id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("resource"))?;
+        let r = resources::find(conn, h.resource_id).await?.ok_or_else(|| ApiError::not_found("resource"))?;
         check_policy(policy_version, r.policy_version)?;
     }
     check_not_expired(&h, now)?;

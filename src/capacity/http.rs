@@ -55,40 +55,20 @@ async fn once<'a, T, F>(
 ) -> Result<HttpResponse, ApiError>
 where
     T: serde::Serialize + Send + 'a,
-    F: for<'r> Fn(&'r mut Conn, DateTime<Utc>) -> ScopedBoxFuture<'a, 'r, Result<T, CommandError>>
-        + Send
-        + Sync
-        + 'a,
+    F: for<'r> Fn(&'r mut Conn, DateTime<Utc>) -> ScopedBoxFuture<'a, 'r, Result<T, CommandError>> + Send + Sync + 'a,
 {
-    let Acting {
-        state,
-        caller,
-        digest,
-        key,
-    } = acting;
-    let scope = Scope {
-        tenant: caller.tenant.clone(),
-        operation,
-        key: key.required()?,
-    };
+    let Acting { state, caller, digest, key } = acting;
+    let scope = Scope { tenant: caller.tenant.clone(), operation, key: key.required()? };
     let fingerprint = Fingerprint::compute(operation, &payload, digest);
     let command = &command;
-    let outcome = run_command(
-        &state.runner(),
-        Some((scope, fingerprint)),
-        move |conn, now| {
-            async move { Ok(StoredResponse::json(status, &command(conn, now).await?)) }
-                .scope_boxed()
-        },
-    )
+    let outcome = run_command(&state.runner(), Some((scope, fingerprint)), move |conn, now| {
+        async move { Ok(StoredResponse::json(status, &command(conn, now).await?)) }.scope_boxed()
+    })
     .await?;
     Ok(outcome.into_response(true))
 }
 
-async fn list_resources(
-    state: web::Data<AppState>,
-    _: ApiCaller,
-) -> Result<HttpResponse, ApiError> {
+async fn list_resources(state: web::Data<AppState>, _: ApiCaller) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let rows = resources::list(&mut conn).await.map_err(DbError::from)?;
     let views: Vec<ResourceView> = rows.into_iter().map(ResourceView::from).collect();
@@ -107,23 +87,11 @@ async fn create_resource(
     let payload = serde_json::to_value(&new).unwrap_or_default();
     let new = &new;
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "resource.create",
         payload,
         201,
-        move |conn, now| {
-            async move {
-                resources::create(conn, new, now)
-                    .await
-                    .map(ResourceView::from)
-            }
-            .scope_boxed()
-        },
+        move |conn, now| async move { resources::create(conn, new, now).await.map(ResourceView::from) }.scope_boxed(),
     )
     .await
 }
@@ -162,18 +130,11 @@ async fn create_hold(
     });
     let (d, ttl) = (&digest, state.hold_ttl);
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "hold.create",
         payload,
         201,
-        move |conn, now| {
-            async move { holds::create(conn, resource_id, d, ask, now, ttl).await }.scope_boxed()
-        },
+        move |conn, now| async move { holds::create(conn, resource_id, d, ask, now, ttl).await }.scope_boxed(),
     )
     .await
 }
@@ -199,15 +160,8 @@ async fn get_hold(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let found = holds::find(&mut conn, id.into_inner())
-        .await
-        .map_err(DbError::from)?;
-    owned(
-        found,
-        "hold",
-        |h| &h.owner_digest,
-        &owner.digest(&state, &caller),
-    )
+    let found = holds::find(&mut conn, id.into_inner()).await.map_err(DbError::from)?;
+    owned(found, "hold", |h| &h.owner_digest, &owner.digest(&state, &caller))
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,18 +186,11 @@ async fn confirm_hold(
     let payload = json!({ "holdId": id, "expectedRevision": expected, "policyVersion": policy });
     let d = &digest;
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "hold.confirm",
         payload,
         200,
-        move |conn, now| {
-            async move { holds::confirm(conn, id, d, expected, policy, now).await }.scope_boxed()
-        },
+        move |conn, now| async move { holds::confirm(conn, id, d, expected, policy, now).await }.scope_boxed(),
     )
     .await
 }
@@ -263,19 +210,11 @@ async fn cancel_hold(
     let payload = json!({ "holdId": id, "expectedRevision": expected, "policyVersion": policy });
     let (d, ttl) = (&digest, state.offer_ttl);
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "hold.cancel",
         payload,
         200,
-        move |conn, now| {
-            async move { holds::cancel(conn, id, d, expected, policy, now, ttl).await }
-                .scope_boxed()
-        },
+        move |conn, now| async move { holds::cancel(conn, id, d, expected, policy, now, ttl).await }.scope_boxed(),
     )
     .await
 }
@@ -299,22 +238,14 @@ async fn extend_hold(
     let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
     let by = ExtendBy::parse(body.extend_by_seconds)?;
     let digest = owner.digest(&state, &caller);
-    let payload =
-        json!({ "holdId": id, "expectedRevision": expected, "extendBySeconds": by.seconds() });
+    let payload = json!({ "holdId": id, "expectedRevision": expected, "extendBySeconds": by.seconds() });
     let d = &digest;
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "hold.extend",
         payload,
         200,
-        move |conn, now| {
-            async move { holds::extend(conn, id, d, expected, by, now).await }.scope_boxed()
-        },
+        move |conn, now| async move { holds::extend(conn, id, d, expected, by, now).await }.scope_boxed(),
     )
     .await
 }
@@ -345,18 +276,11 @@ async fn join_waitlist(
     });
     let d = &digest;
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "waitlist.join",
         payload,
         201,
-        move |conn, now| {
-            async move { waitlist::join(conn, resource_id, d, ask, now).await }.scope_boxed()
-        },
+        move |conn, now| async move { waitlist::join(conn, resource_id, d, ask, now).await }.scope_boxed(),
     )
     .await
 }
@@ -368,15 +292,8 @@ async fn get_entry(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let found = waitlist::find_entry(&mut conn, id.into_inner())
-        .await
-        .map_err(DbError::from)?;
-    owned(
-        found,
-        "waitlist entry",
-        |e| &e.owner_digest,
-        &owner.digest(&state, &caller),
-    )
+    let found = waitlist::find_entry(&mut conn, id.into_inner()).await.map_err(DbError::from)?;
+    owned(found, "waitlist entry", |e| &e.owner_digest, &owner.digest(&state, &caller))
 }
 
 #[derive(Debug, Deserialize)]
@@ -399,18 +316,11 @@ async fn leave_waitlist(
     let payload = json!({ "entryId": id, "expectedRevision": expected });
     let (d, ttl) = (&digest, state.offer_ttl);
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "waitlist.cancel",
         payload,
         200,
-        move |conn, now| {
-            async move { waitlist::leave(conn, id, d, expected, now, ttl).await }.scope_boxed()
-        },
+        move |conn, now| async move { waitlist::leave(conn, id, d, expected, now, ttl).await }.scope_boxed(),
     )
     .await
 }
@@ -422,15 +332,8 @@ async fn get_offer(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let found = waitlist::find_offer(&mut conn, id.into_inner())
-        .await
-        .map_err(DbError::from)?;
-    owned(
-        found,
-        "offer",
-        |o| &o.owner_digest,
-        &owner.digest(&state, &caller),
-    )
+    let found = waitlist::find_offer(&mut conn, id.into_inner()).await.map_err(DbError::from)?;
+    owned(found, "offer", |o| &o.owner_digest, &owner.digest(&state, &caller))
 }
 
 async fn accept_offer(
@@ -447,18 +350,11 @@ async fn accept_offer(
     let payload = json!({ "offerId": id, "expectedRevision": expected });
     let d = &digest;
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "offer.accept",
         payload,
         200,
-        move |conn, now| {
-            async move { waitlist::accept(conn, id, d, expected, now).await }.scope_boxed()
-        },
+        move |conn, now| async move { waitlist::accept(conn, id, d, expected, now).await }.scope_boxed(),
     )
     .await
 }
@@ -477,18 +373,11 @@ async fn decline_offer(
     let payload = json!({ "offerId": id, "expectedRevision": expected });
     let (d, ttl) = (&digest, state.offer_ttl);
     once(
-        Acting {
-            state: &state,
-            caller: &caller,
-            digest: &digest,
-            key,
-        },
+        Acting { state: &state, caller: &caller, digest: &digest, key },
         "offer.decline",
         payload,
         200,
-        move |conn, now| {
-            async move { waitlist::decline(conn, id, d, expected, now, ttl).await }.scope_boxed()
-        },
+        move |conn, now| async move { waitlist::decline(conn, id, d, expected, now, ttl).await }.scope_boxed(),
     )
     .await
 }

@@ -22,28 +22,19 @@ fn owner_mismatch() -> ApiError {
 }
 
 fn invalid_state(state: &str) -> ApiError {
-    ApiError::new(
-        ErrorCode::InvalidState,
-        format!("not allowed in state {state}"),
-    )
-    .with_details(json!({ "state": state }))
+    ApiError::new(ErrorCode::InvalidState, format!("not allowed in state {state}"))
+        .with_details(json!({ "state": state }))
 }
 
 fn stale_revision(expected: i64, current: i64) -> ApiError {
-    ApiError::new(
-        ErrorCode::StaleRevision,
-        "the revision changed; read it again",
-    )
-    .with_details(json!({ "expectedRevision": expected, "currentRevision": current }))
-    .with_current_revision(current)
+    ApiError::new(ErrorCode::StaleRevision, "the revision changed; read it again")
+        .with_details(json!({ "expectedRevision": expected, "currentRevision": current }))
+        .with_current_revision(current)
 }
 
 fn policy_mismatch(asked: i32, current: i32) -> ApiError {
-    ApiError::new(
-        ErrorCode::PolicyVersionMismatch,
-        "the resource's policy version changed",
-    )
-    .with_details(json!({ "policyVersion": asked, "currentPolicyVersion": current }))
+    ApiError::new(ErrorCode::PolicyVersionMismatch, "the resource's policy version changed")
+        .with_details(json!({ "policyVersion": asked, "currentPolicyVersion": current }))
 }
 
 /// Checks an optional expected revision against the current one.

@@ -42,12 +42,7 @@ pub async fn list(conn: &mut Conn) -> QueryResult<Vec<ResourceRow>> {
 }
 
 pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<ResourceRow>> {
-    res::table
-        .find(id)
-        .select(COLUMNS)
-        .first(conn)
-        .await
-        .optional()
+    res::table.find(id).select(COLUMNS).first(conn).await.optional()
 }
 
 /// Locks the resource row: every transition that moves units between owners
@@ -63,11 +58,7 @@ pub async fn lock(conn: &mut Conn, id: i64) -> Result<ResourceRow, CommandError>
         .ok_or_else(|| ApiError::not_found("resource").into())
 }
 
-pub async fn create(
-    conn: &mut Conn,
-    new: &NewResource,
-    now: DateTime<Utc>,
-) -> Result<ResourceRow, CommandError> {
+pub async fn create(conn: &mut Conn, new: &NewResource, now: DateTime<Utc>) -> Result<ResourceRow, CommandError> {
     let inserted = diesel::insert_into(res::table)
         .values((
             res::code.eq(&new.code),
@@ -86,11 +77,8 @@ pub async fn create(
         Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
             if info.constraint_name() == Some("capacity_resource_code_key") =>
         {
-            Err(ApiError::new(
-                ErrorCode::ResourceCodeTaken,
-                format!("a resource with code `{}` exists", new.code),
-            )
-            .into())
+            Err(ApiError::new(ErrorCode::ResourceCodeTaken, format!("a resource with code `{}` exists", new.code))
+                .into())
         }
         Err(e) => Err(e.into()),
     }

@@ -8,9 +8,7 @@ use diesel_async::RunQueryDsl;
 use serde_json::json;
 
 use super::domain::{Entry, Offer, Quantity};
-use super::{
-    check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision,
-};
+use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision};
 use crate::auth::OwnerDigest;
 use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
 use crate::db::Conn;
@@ -58,11 +56,7 @@ pub async fn join(
     .get_result(conn)
     .await
     .optional()?;
-    let Some(Sequenced {
-        last_sequence,
-        policy_version,
-    }) = sequenced
-    else {
+    let Some(Sequenced { last_sequence, policy_version }) = sequenced else {
         return Err(why_not_joined(conn, resource_id, ask).await?.into());
     };
     let id: i64 = diesel::insert_into(entry::table)
@@ -79,24 +73,15 @@ pub async fn join(
         .returning(entry::id)
         .get_result(conn)
         .await?;
-    find_entry(conn, id)
-        .await?
-        .ok_or_else(|| ApiError::internal().into())
+    find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
 
-async fn why_not_joined(
-    conn: &mut Conn,
-    resource_id: i64,
-    ask: JoinRequest,
-) -> Result<ApiError, CommandError> {
+async fn why_not_joined(conn: &mut Conn, resource_id: i64, ask: JoinRequest) -> Result<ApiError, CommandError> {
     let Some(r) = resources::find(conn, resource_id).await? else {
         return Ok(ApiError::not_found("resource"));
     };
     if r.state != "OPEN" {
-        return Ok(ApiError::new(
-            ErrorCode::ResourceClosed,
-            "the resource is closed",
-        ));
+        return Ok(ApiError::new(ErrorCode::ResourceClosed, "the resource is closed"));
     }
     if let Err(e) = check_policy(ask.policy_version, r.policy_version) {
         return Ok(e);
@@ -104,14 +89,9 @@ async fn why_not_joined(
     if let Err(e) = check_revision(ask.expected_resource_revision, r.revision) {
         return Ok(e);
     }
-    Ok(ApiError::new(
-        ErrorCode::CapacityAvailable,
-        "units are free: take a hold instead of waiting",
-    )
-    .with_details(
-        json!({ "available": r.capacity - r.occupied_count, "requested": ask.quantity.get() }),
-    )
-    .with_current_revision(r.revision))
+    Ok(ApiError::new(ErrorCode::CapacityAvailable, "units are free: take a hold instead of waiting")
+        .with_details(json!({ "available": r.capacity - r.occupied_count, "requested": ask.quantity.get() }))
+        .with_current_revision(r.revision))
 }
 
 #[derive(QueryableByName)]
@@ -192,22 +172,14 @@ pub async fn leave(
         return Err(owner_mismatch().into());
     }
     resources::lock(conn, resource_id).await?;
-    let (state, revision) = entry::table
-        .find(id)
-        .select((entry::state, entry::revision))
-        .for_update()
-        .first::<(String, i64)>(conn)
-        .await?;
+    let (state, revision) =
+        entry::table.find(id).select((entry::state, entry::revision)).for_update().first::<(String, i64)>(conn).await?;
     if state != "WAITING" {
         return Err(invalid_state(&state).into());
     }
     check_revision(expected_revision, revision)?;
     diesel::update(entry::table.find(id))
-        .set((
-            entry::state.eq("CANCELLED"),
-            entry::revision.eq(entry::revision + 1),
-            entry::updated_at.eq(now),
-        ))
+        .set((entry::state.eq("CANCELLED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
         .execute(conn)
         .await?;
     diesel::update(crate::db::schema::capacity_resource::table.find(resource_id))
@@ -218,9 +190,7 @@ pub async fn leave(
         .execute(conn)
         .await?;
     handoff::promote_or_release(conn, resource_id, 0, now, offer_ttl).await?;
-    find_entry(conn, id)
-        .await?
-        .ok_or_else(|| ApiError::internal().into())
+    find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
 
 type OfferColumns = (
@@ -248,12 +218,7 @@ const OFFER_COLUMNS: OfferColumns = (
 );
 
 pub async fn find_offer(conn: &mut Conn, id: i64) -> QueryResult<Option<Offer>> {
-    offer::table
-        .find(id)
-        .select(OFFER_COLUMNS)
-        .first(conn)
-        .await
-        .optional()
+    offer::table.find(id).select(OFFER_COLUMNS).first(conn).await.optional()
 }
 
 /// Locks the resource, then the offer, and checks owner, state, expiry and
@@ -273,12 +238,7 @@ async fn lock_live_offer(
         .optional()?
         .ok_or_else(|| ApiError::not_found("offer"))?;
     resources::lock(conn, resource_id).await?;
-    let o: Offer = offer::table
-        .find(id)
-        .select(OFFER_COLUMNS)
-        .for_update()
-        .first(conn)
-        .await?;
+    let o: Offer = offer::table.find(id).select(OFFER_COLUMNS).for_update().first(conn).await?;
     if o.owner_digest != owner.as_str() {
         return Err(owner_mismatch().into());
     }
@@ -286,11 +246,9 @@ async fn lock_live_offer(
         return Err(invalid_state(&o.state).into());
     }
     if o.expires_at <= now {
-        return Err(
-            ApiError::new(ErrorCode::OfferExpired, "the offer has expired")
-                .with_details(json!({ "expiresAt": o.expires_at }))
-                .into(),
-        );
+        return Err(ApiError::new(ErrorCode::OfferExpired, "the offer has expired")
+            .with_details(json!({ "expiresAt": o.expires_at }))
+            .into());
     }
     if let Some(expected) = expected_revision {
         if expected != o.revision {
@@ -308,11 +266,7 @@ async fn close_offer(
     now: DateTime<Utc>,
 ) -> QueryResult<Offer> {
     diesel::update(entry::table.find(o.entry_id))
-        .set((
-            entry::state.eq(state),
-            entry::revision.eq(entry::revision + 1),
-            entry::updated_at.eq(now),
-        ))
+        .set((entry::state.eq(state), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
         .execute(conn)
         .await?;
     diesel::update(offer::table.find(o.id))

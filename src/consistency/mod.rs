@@ -134,10 +134,7 @@ pub async fn run(conn: &mut Conn, ctx: CheckContext) -> Result<Report, DbError> 
     crate::db::begin_snapshot(conn).await?;
     let checks = run_checks(conn, ctx).await;
     let checks = crate::db::finish(conn, checks).await?;
-    Ok(Report {
-        ok: checks.iter().all(|c| c.count == 0),
-        checks,
-    })
+    Ok(Report { ok: checks.iter().all(|c| c.count == 0), checks })
 }
 
 async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<Vec<CheckResult>> {
@@ -145,9 +142,7 @@ async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<V
     // Our own clock's instant as a literal: no request input reaches this SQL.
     let overdue_before = format!("'{}'::timestamptz", ctx.overdue_before.to_rfc3339());
     for check in CHECKS {
-        let violations = check
-            .violations_sql
-            .replace("$OVERDUE_BEFORE", &overdue_before);
+        let violations = check.violations_sql.replace("$OVERDUE_BEFORE", &overdue_before);
         let sql = format!(
             "SELECT count(*) AS count,
                     COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
@@ -158,20 +153,12 @@ async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<V
             serde_json::Value::Array(items) => items,
             _ => Vec::new(),
         };
-        out.push(CheckResult {
-            name: check.name,
-            description: check.description,
-            count: row.count,
-            samples,
-        });
+        out.push(CheckResult { name: check.name, description: check.description, count: row.count, samples });
     }
     Ok(out)
 }
 
-pub async fn api_consistency(
-    state: web::Data<AppState>,
-    _: AdminCaller,
-) -> Result<HttpResponse, ApiError> {
+pub async fn api_consistency(state: web::Data<AppState>, _: AdminCaller) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let report = run(&mut conn, state.check_context()).await?;
     Ok(HttpResponse::Ok().json(report))

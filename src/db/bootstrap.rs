@@ -58,36 +58,21 @@ fn database_name(url: &Url) -> Option<String> {
 /// Creates the database if missing, then migrates it.
 pub async fn prepare(database_url: &str) -> Result<(), BootstrapError> {
     let shown = redact(database_url);
-    let url = Url::parse(database_url).map_err(|e| BootstrapError::BadUrl {
-        url: shown.clone(),
-        cause: e.to_string(),
-    })?;
-    let name = database_name(&url).ok_or_else(|| BootstrapError::BadUrl {
-        url: shown.clone(),
-        cause: "no database name in the path".into(),
-    })?;
+    let url =
+        Url::parse(database_url).map_err(|e| BootstrapError::BadUrl { url: shown.clone(), cause: e.to_string() })?;
+    let name = database_name(&url)
+        .ok_or_else(|| BootstrapError::BadUrl { url: shown.clone(), cause: "no database name in the path".into() })?;
     create_database_if_missing(&url, &name, &shown).await?;
     migrate(database_url, &shown).await
 }
 
-async fn create_database_if_missing(
-    url: &Url,
-    name: &str,
-    shown: &str,
-) -> Result<(), BootstrapError> {
+async fn create_database_if_missing(url: &Url, name: &str, shown: &str) -> Result<(), BootstrapError> {
     let mut maintenance = url.clone();
     maintenance.set_path("/postgres");
-    let mut conn =
-        establish(maintenance.as_str())
-            .await
-            .map_err(|e| BootstrapError::Unreachable {
-                url: shown.to_owned(),
-                cause: e.to_string(),
-            })?;
-    let setup = |e: diesel::result::Error| BootstrapError::Setup {
-        url: shown.to_owned(),
-        cause: e.to_string(),
-    };
+    let mut conn = establish(maintenance.as_str())
+        .await
+        .map_err(|e| BootstrapError::Unreachable { url: shown.to_owned(), cause: e.to_string() })?;
+    let setup = |e: diesel::result::Error| BootstrapError::Setup { url: shown.to_owned(), cause: e.to_string() };
     if database_exists(&mut conn, name).await.map_err(setup)? {
         return Ok(());
     }
@@ -111,16 +96,10 @@ async fn database_exists(conn: &mut Conn, name: &str) -> diesel::QueryResult<boo
 }
 
 async fn migrate(database_url: &str, shown: &str) -> Result<(), BootstrapError> {
-    let setup = |e: String| BootstrapError::Setup {
-        url: shown.to_owned(),
-        cause: e,
-    };
+    let setup = |e: String| BootstrapError::Setup { url: shown.to_owned(), cause: e };
     let mut conn = establish(database_url)
         .await
-        .map_err(|e| BootstrapError::Unreachable {
-            url: shown.to_owned(),
-            cause: e.to_string(),
-        })?;
+        .map_err(|e| BootstrapError::Unreachable { url: shown.to_owned(), cause: e.to_string() })?;
     diesel::sql_query("SELECT pg_advisory_lock($1)")
         .bind::<BigInt, _>(MIGRATION_LOCK)
         .execute(&mut conn)
@@ -141,10 +120,7 @@ async fn migrate(database_url: &str, shown: &str) -> Result<(), BootstrapError> 
     // this works on any runtime flavour.
     let (result, mut conn) = tokio::task::spawn_blocking(move || {
         let mut harness = AsyncMigrationHarness::new(conn);
-        let result = harness
-            .run_pending_migrations(MIGRATIONS)
-            .map(|v| v.len())
-            .map_err(|e| e.to_string());
+        let result = harness.run_pending_migrations(MIGRATIONS).map(|v| v.len()).map_err(|e| e.to_string());
         (result, harness.into_inner())
     })
     .await

@@ -12,9 +12,7 @@ use diesel::QueryResult;
 use diesel_async::pooled_connection::bb8::{Pool as Bb8Pool, RunError};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::RunQueryDsl;
-use diesel_async::{
-    AnsiTransactionManager, AsyncConnection, AsyncPgConnection, TransactionManager,
-};
+use diesel_async::{AnsiTransactionManager, AsyncConnection, AsyncPgConnection, TransactionManager};
 use futures_util::FutureExt;
 use rand::Rng;
 use scoped_futures::ScopedBoxFuture;
@@ -68,12 +66,8 @@ impl From<DieselError> for DbError {
             {
                 DbError::RoomTimeTaken
             }
-            DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
-                DbError::Retryable(err)
-            }
-            DieselError::DatabaseError(kind, info) if is_deadlock(kind, info.message()) => {
-                DbError::Retryable(err)
-            }
+            DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => DbError::Retryable(err),
+            DieselError::DatabaseError(kind, info) if is_deadlock(kind, info.message()) => DbError::Retryable(err),
             DieselError::DatabaseError(
                 DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
                 info,
@@ -121,18 +115,11 @@ pub async fn begin(conn: &mut Conn) -> QueryResult<()> {
 
 /// Opens a read-only snapshot for reports that read several tables.
 pub async fn begin_snapshot(conn: &mut Conn) -> QueryResult<()> {
-    AnsiTransactionManager::begin_transaction_sql(
-        conn,
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-    )
-    .await
+    AnsiTransactionManager::begin_transaction_sql(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await
 }
 
 /// Commits (or releases the savepoint) on `Ok`, rolls back on `Err`.
-pub async fn finish<T, E: From<DieselError>>(
-    conn: &mut Conn,
-    result: Result<T, E>,
-) -> Result<T, E> {
+pub async fn finish<T, E: From<DieselError>>(conn: &mut Conn, result: Result<T, E>) -> Result<T, E> {
     match result {
         Ok(value) => {
             AnsiTransactionManager::commit_transaction(conn).await?;
@@ -165,10 +152,7 @@ where
         match finish(conn, result).await {
             Err(e) if e.is_retryable() && attempt < MAX_TX_ATTEMPTS => {
                 stats.tx_retries.fetch_add(1, Ordering::Relaxed);
-                tracing::info!(
-                    attempt,
-                    "transaction retried after deadlock/serialization failure"
-                );
+                tracing::info!(attempt, "transaction retried after deadlock/serialization failure");
                 let jitter = rand::thread_rng().gen_range(1..=10u64) * u64::from(attempt);
                 tokio::time::sleep(Duration::from_millis(jitter)).await;
                 attempt += 1;
@@ -183,12 +167,8 @@ where
 pub fn build_pool(database_url: &str, max_size: u32) -> Pool {
     let mut config = ManagerConfig::default();
     config.custom_setup = Box::new(|url| establish(url).boxed());
-    let manager =
-        AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
-    Bb8Pool::builder()
-        .max_size(max_size)
-        .connection_timeout(Duration::from_secs(5))
-        .build_unchecked(manager)
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
+    Bb8Pool::builder().max_size(max_size).connection_timeout(Duration::from_secs(5)).build_unchecked(manager)
 }
 
 /// Opens one connection with English server messages where the role may set
@@ -196,8 +176,6 @@ pub fn build_pool(database_url: &str, max_size: u32) -> Pool {
 /// and bootstrap warns about it once.
 pub async fn establish(url: &str) -> diesel::ConnectionResult<Conn> {
     let mut conn = Conn::establish(url).await?;
-    let _ = diesel::sql_query("SET lc_messages TO 'C'")
-        .execute(&mut conn)
-        .await;
+    let _ = diesel::sql_query("SET lc_messages TO 'C'").execute(&mut conn).await;
     Ok(conn)
 }

@@ -132,13 +132,7 @@ diesel::joinable!(capacity_offer -> capacity_resource (resource_id));
 diesel::joinable!(capacity_offer -> waitlist_entry (entry_id));
 diesel::joinable!(reservation_room -> reservation (reservation_id));
 diesel::joinable!(reservation_room -> room (room));
-diesel::allow_tables_to_appear_in_same_query!(
-    room,
-    reservation,
-    reservation_room,
-    idempotency_record,
-    api_key
-);
+diesel::allow_tables_to_appear_in_same_query!(room, reservation, reservation_room, idempotency_record, api_key);
 
 diesel::table! {
     notification_outbox (delivery_id) {

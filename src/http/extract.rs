@@ -19,9 +19,7 @@ use crate::state::AppState;
 pub const JSON_LIMIT: usize = 64 * 1024;
 
 fn state(req: &HttpRequest) -> web::Data<AppState> {
-    req.app_data::<web::Data<AppState>>()
-        .cloned()
-        .expect("AppState is registered")
+    req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered")
 }
 
 /// An integration authenticated by `Authorization: Bearer <key>`.
@@ -41,25 +39,14 @@ impl FromRequest for ApiCaller {
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(|s| s.trim().to_owned());
         Box::pin(async move {
-            let unauthenticated = || {
-                ApiError::new(
-                    ErrorCode::Unauthenticated,
-                    "a valid `Authorization: Bearer <api key>` is required",
-                )
-            };
-            let secret = secret
-                .filter(|s| !s.is_empty())
-                .ok_or_else(unauthenticated)?;
+            let unauthenticated =
+                || ApiError::new(ErrorCode::Unauthenticated, "a valid `Authorization: Bearer <api key>` is required");
+            let secret = secret.filter(|s| !s.is_empty()).ok_or_else(unauthenticated)?;
             if let Some(caller) = state.keys.resolve_configured(&secret) {
                 return Ok(ApiCaller(caller));
             }
             let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
-            state
-                .keys
-                .resolve(&mut conn, &secret)
-                .await?
-                .map(ApiCaller)
-                .ok_or_else(unauthenticated)
+            state.keys.resolve(&mut conn, &secret).await?.map(ApiCaller).ok_or_else(unauthenticated)
         })
     }
 }
@@ -77,10 +64,7 @@ impl FromRequest for AdminCaller {
         Box::pin(async move {
             let ApiCaller(caller) = caller.await?;
             if !caller.is_admin() {
-                return Err(ApiError::new(
-                    ErrorCode::Forbidden,
-                    "this route needs an admin API key",
-                ));
+                return Err(ApiError::new(ErrorCode::Forbidden, "this route needs an admin API key"));
             }
             Ok(AdminCaller(caller))
         })
@@ -123,10 +107,7 @@ pub struct IdemKey(pub Option<IdempotencyKey>);
 impl IdemKey {
     pub fn required(self) -> Result<IdempotencyKey, ApiError> {
         self.0.ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::IdempotencyKeyRequired,
-                "this route requires an `Idempotency-Key` header",
-            )
+            ApiError::new(ErrorCode::IdempotencyKeyRequired, "this route requires an `Idempotency-Key` header")
         })
     }
 }
@@ -160,10 +141,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let content_type = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .map(|v| v.as_bytes().to_vec());
+        let content_type = req.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes().to_vec());
         let declared_len = req
             .headers()
             .get(header::CONTENT_LENGTH)
@@ -171,12 +149,8 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
             .and_then(|v| v.parse::<usize>().ok());
         let mut payload = payload.take();
         Box::pin(async move {
-            let too_large = || {
-                ApiError::new(
-                    ErrorCode::PayloadTooLarge,
-                    format!("the body must be at most {JSON_LIMIT} bytes"),
-                )
-            };
+            let too_large =
+                || ApiError::new(ErrorCode::PayloadTooLarge, format!("the body must be at most {JSON_LIMIT} bytes"));
             if declared_len.is_some_and(|n| n > JSON_LIMIT) {
                 return Err(too_large());
             }
@@ -199,19 +173,18 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
                 }
                 &body
             };
-            let text = std::str::from_utf8(body)
-                .map_err(|_| ApiError::malformed("body", "is not valid UTF-8"))?;
+            let text = std::str::from_utf8(body).map_err(|_| ApiError::malformed("body", "is not valid UTF-8"))?;
             let de = &mut serde_json::Deserializer::from_str(text);
-            serde_path_to_error::deserialize(de)
-                .map(ApiJson)
-                .map_err(|e| {
-                    let reason = e.inner().to_string();
-                    let path = e.path().to_string();
-                    let field = missing_field(&reason)
-                        .map(str::to_owned)
-                        .unwrap_or(if path == "." { "body".to_owned() } else { path });
-                    ApiError::malformed(&field, reason)
-                })
+            serde_path_to_error::deserialize(de).map(ApiJson).map_err(|e| {
+                let reason = e.inner().to_string();
+                let path = e.path().to_string();
+                let field = missing_field(&reason).map(str::to_owned).unwrap_or(if path == "." {
+                    "body".to_owned()
+                } else {
+                    path
+                });
+                ApiError::malformed(&field, reason)
+            })
         })
     }
 }
@@ -220,14 +193,8 @@ fn is_json(content_type: &[u8]) -> bool {
     let Ok(ct) = std::str::from_utf8(content_type) else {
         return false;
     };
-    let essence = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 /// serde names a missing field only in its message ("missing field `title`").
@@ -243,12 +210,8 @@ pub mod rfc3339 {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
         let raw = String::deserialize(d)?;
-        DateTime::parse_from_rfc3339(&raw)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| {
-                serde::de::Error::custom(
-                    "must be an RFC 3339 time with an offset, e.g. 2030-01-01T10:00:00+09:00",
-                )
-            })
+        DateTime::parse_from_rfc3339(&raw).map(|t| t.with_timezone(&Utc)).map_err(|_| {
+            serde::de::Error::custom("must be an RFC 3339 time with an offset, e.g. 2030-01-01T10:00:00+09:00")
+        })
     }
 }

@@ -16,10 +16,7 @@ pub async fn healthz() -> HttpResponse {
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let probe = async {
         let mut conn = state.pool.get().await.map_err(|e| e.to_string())?;
-        diesel::sql_query("SELECT 1")
-            .execute(&mut conn)
-            .await
-            .map_err(|e| e.to_string())
+        diesel::sql_query("SELECT 1").execute(&mut conn).await.map_err(|e| e.to_string())
     };
     let postgres = match tokio::time::timeout(Duration::from_secs(2), probe).await {
         Ok(Ok(_)) => "ok",

@@ -15,30 +15,21 @@ use crate::error::ApiError;
 
 /// Registers every route; `main` and the tests build the app from this.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.app_data(
-        web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()),
-    )
-    .app_data(
-        web::QueryConfig::default()
-            .error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
-    )
-    .route("/healthz", web::get().to(health::healthz))
-    .route("/readyz", web::get().to(health::readyz))
-    .service(
-        web::scope("/api")
-            .configure(crate::rooms::http::routes)
-            .configure(crate::capacity::http::routes)
-            .route(
-                "/admin/consistency",
-                web::get().to(crate::consistency::api_consistency),
-            )
-            .route("/admin/sweep", web::post().to(crate::sweeper::http::sweep))
-            .route(
-                "/admin/outbox/{delivery_id}/redrive",
-                web::post().to(crate::outbox::http::redrive),
-            )
-            .default_service(web::to(api_not_found)),
-    );
+    cfg.app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
+        .app_data(
+            web::QueryConfig::default().error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
+        )
+        .route("/healthz", web::get().to(health::healthz))
+        .route("/readyz", web::get().to(health::readyz))
+        .service(
+            web::scope("/api")
+                .configure(crate::rooms::http::routes)
+                .configure(crate::capacity::http::routes)
+                .route("/admin/consistency", web::get().to(crate::consistency::api_consistency))
+                .route("/admin/sweep", web::post().to(crate::sweeper::http::sweep))
+                .route("/admin/outbox/{delivery_id}/redrive", web::post().to(crate::outbox::http::redrive))
+                .default_service(web::to(api_not_found)),
+        );
 }
 
 async fn api_not_found() -> HttpResponse {
@@ -51,11 +42,7 @@ pub fn request_id(req: &ServiceRequest) -> String {
     req.headers()
         .get("X-Request-Id")
         .and_then(|v| v.to_str().ok())
-        .filter(|v| {
-            (8..=80).contains(&v.len())
-                && v.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-        })
+        .filter(|v| (8..=80).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)))
         .map(str::to_owned)
         .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
 }
@@ -66,17 +53,12 @@ pub async fn response_headers(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let id = request_id(&req);
-    let is_api =
-        req.path().starts_with("/api/") || req.path() == "/healthz" || req.path() == "/readyz";
+    let is_api = req.path().starts_with("/api/") || req.path() == "/healthz" || req.path() == "/readyz";
     let span = tracing::info_span!("request", method = %req.method(), path = %req.path(), request_id = %id);
     let started = std::time::Instant::now();
     let mut res = next.call(req).instrument(span.clone()).await?;
     span.in_scope(|| {
-        tracing::info!(
-            status = res.status().as_u16(),
-            latency_ms = started.elapsed().as_millis() as u64,
-            "request"
-        )
+        tracing::info!(status = res.status().as_u16(), latency_ms = started.elapsed().as_millis() as u64, "request")
     });
     let headers = res.headers_mut();
     let set = |h: &mut actix_web::http::header::HeaderMap, name: &'static str, value: &str| {

@@ -81,11 +81,10 @@ struct Locked {
 /// that a concurrent duplicate is answered at once instead of queueing behind
 /// the first (two scopes sharing a 64-bit hash only cost a spurious retry).
 async fn try_lock_scope(conn: &mut Conn, scope: &Scope) -> diesel::QueryResult<bool> {
-    let row: Locked =
-        diesel::sql_query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked")
-            .bind::<Text, _>(scope.lock_text())
-            .get_result(conn)
-            .await?;
+    let row: Locked = diesel::sql_query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked")
+        .bind::<Text, _>(scope.lock_text())
+        .get_result(conn)
+        .await?;
     Ok(row.locked)
 }
 
@@ -97,19 +96,13 @@ pub async fn run_command<'a, F>(
     command: F,
 ) -> Result<Outcome, ApiError>
 where
-    F: for<'r> Fn(
-            &'r mut Conn,
-            DateTime<Utc>,
-        ) -> ScopedBoxFuture<'a, 'r, Result<StoredResponse, CommandError>>
+    F: for<'r> Fn(&'r mut Conn, DateTime<Utc>) -> ScopedBoxFuture<'a, 'r, Result<StoredResponse, CommandError>>
         + Send
         + Sync
         + 'a,
 {
     // Admission first: a refused command does no database work at all.
-    let ticket = runner
-        .admission
-        .admit(guard.as_ref().map(|(scope, _)| scope))
-        .await?;
+    let ticket = runner.admission.admit(guard.as_ref().map(|(scope, _)| scope)).await?;
     let guard = &guard;
     let command = &command;
     let clock = runner.clock;
@@ -121,9 +114,7 @@ where
                 None => None,
                 Some((scope, fingerprint)) => {
                     if !try_lock_scope(conn, scope).await? {
-                        return Ok(Outcome::InProgress {
-                            retry_after_secs: 1,
-                        });
+                        return Ok(Outcome::InProgress { retry_after_secs: 1 });
                     }
                     match acquire(conn, scope, fingerprint, now, lease).await? {
                         Acquired::New { token } | Acquired::Takeover { token, .. } => Some(token),
@@ -150,9 +141,7 @@ where
             if let (Some(token), Some((scope, _))) = (token, guard) {
                 if !finalize(conn, scope, token, &response, now).await? {
                     // Someone took the claim over while we worked: our result must not land.
-                    return Ok(Outcome::InProgress {
-                        retry_after_secs: 1,
-                    });
+                    return Ok(Outcome::InProgress { retry_after_secs: 1 });
                 }
             }
             Ok(Outcome::Fresh(response))
@@ -183,23 +172,16 @@ impl Outcome {
             }
             Outcome::InProgress { retry_after_secs } => {
                 return actix_web::ResponseError::error_response(
-                    &ApiError::new(
-                        ErrorCode::CommandInProgress,
-                        "the same command is in progress; retry later",
-                    )
-                    .with_retry_after(retry_after_secs),
+                    &ApiError::new(ErrorCode::CommandInProgress, "the same command is in progress; retry later")
+                        .with_retry_after(retry_after_secs),
                 )
             }
         };
-        let status =
-            StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut res = actix_web::HttpResponse::build(status);
         res.content_type("application/json");
         if keyed {
-            res.insert_header((
-                "Idempotency-Replayed",
-                if replayed { "true" } else { "false" },
-            ));
+            res.insert_header(("Idempotency-Replayed", if replayed { "true" } else { "false" }));
         }
         res.body(stored.body)
     }
@@ -244,20 +226,13 @@ where
         Acquired::New { token } | Acquired::Takeover { token, .. } => token,
         Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
         Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
-        Acquired::InProgress { retry_after_secs } => {
-            return Ok(Outcome::InProgress { retry_after_secs })
-        }
+        Acquired::InProgress { retry_after_secs } => return Ok(Outcome::InProgress { retry_after_secs }),
     };
     match work().await {
         Ok(response) => {
-            let stored = finalize(conn, &scope, token, &response, runner.clock.now())
-                .await
-                .map_err(DbError::from)?;
+            let stored = finalize(conn, &scope, token, &response, runner.clock.now()).await.map_err(DbError::from)?;
             if !stored {
-                tracing::warn!(
-                    operation = scope.operation,
-                    "claim was taken over; this result is not stored"
-                );
+                tracing::warn!(operation = scope.operation, "claim was taken over; this result is not stored");
             }
             Ok(Outcome::Fresh(response))
         }

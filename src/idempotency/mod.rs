@@ -60,12 +60,7 @@ impl Scope {
     /// Stable text of the scope; its hash names the advisory lock that makes a
     /// concurrent duplicate answer `COMMAND_IN_PROGRESS` at once.
     pub fn lock_text(&self) -> String {
-        format!(
-            "{}\u{1f}{}\u{1f}{}",
-            self.tenant,
-            self.operation,
-            self.key.as_str()
-        )
+        format!("{}\u{1f}{}\u{1f}{}", self.tenant, self.operation, self.key.as_str())
     }
 }
 
@@ -140,17 +135,11 @@ pub struct StoredResponse {
 
 impl StoredResponse {
     pub fn json<T: Serialize>(status: u16, body: &T) -> Self {
-        StoredResponse {
-            status,
-            body: serde_json::to_string(body).expect("response serialises"),
-        }
+        StoredResponse { status, body: serde_json::to_string(body).expect("response serialises") }
     }
 
     pub fn from_error(err: &crate::error::ApiError) -> Self {
-        StoredResponse {
-            status: err.status().as_u16(),
-            body: err.body().to_string(),
-        }
+        StoredResponse { status: err.status().as_u16(), body: err.body().to_string() }
     }
 }
 
@@ -162,10 +151,7 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_deeply() {
         let a = json!({"b": 1, "a": {"z": [1, {"y": 2, "x": 3}], "c": null}});
-        assert_eq!(
-            canonical_json(&a),
-            r#"{"a":{"c":null,"z":[1,{"x":3,"y":2}]},"b":1}"#
-        );
+        assert_eq!(canonical_json(&a), r#"{"a":{"c":null,"z":[1,{"x":3,"y":2}]},"b":1}"#);
     }
 
     #[test]

@@ -85,16 +85,11 @@ pub async fn acquire(
             // The table's CHECK makes this unrepresentable.
             return Err(diesel::result::Error::NotFound);
         };
-        return Ok(Acquired::Replay(StoredResponse {
-            status: status as u16,
-            body,
-        }));
+        return Ok(Acquired::Replay(StoredResponse { status: status as u16, body }));
     }
     if existing.lease_expires_at > now {
         let left = (existing.lease_expires_at - now).num_seconds().max(0) + 1;
-        return Ok(Acquired::InProgress {
-            retry_after_secs: left.min(i64::from(u32::MAX)) as u32,
-        });
+        return Ok(Acquired::InProgress { retry_after_secs: left.min(i64::from(u32::MAX)) as u32 });
     }
     let swapped = diesel::update(
         rec::table
@@ -102,21 +97,13 @@ pub async fn acquire(
             .filter(rec::owner_token.eq(existing.owner_token))
             .filter(rec::state.eq("IN_PROGRESS")),
     )
-    .set((
-        rec::owner_token.eq(token),
-        rec::lease_expires_at.eq(now + lease),
-    ))
+    .set((rec::owner_token.eq(token), rec::lease_expires_at.eq(now + lease)))
     .execute(conn)
     .await?;
     if swapped == 1 {
-        Ok(Acquired::Takeover {
-            token,
-            previous: existing.owner_token,
-        })
+        Ok(Acquired::Takeover { token, previous: existing.owner_token })
     } else {
-        Ok(Acquired::InProgress {
-            retry_after_secs: 1,
-        })
+        Ok(Acquired::InProgress { retry_after_secs: 1 })
     }
 }
 

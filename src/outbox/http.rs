@@ -22,9 +22,7 @@ pub async fn redrive(
     let before = db::finish(conn, result).await.map_err(DbError::from)?;
     match before.as_deref() {
         None => Err(ApiError::not_found("delivery")),
-        Some("EXHAUSTED") => {
-            Ok(HttpResponse::Ok().json(json!({ "deliveryId": id.as_str(), "status": "PENDING" })))
-        }
+        Some("EXHAUSTED") => Ok(HttpResponse::Ok().json(json!({ "deliveryId": id.as_str(), "status": "PENDING" }))),
         Some(other) => Err(ApiError::new(
             ErrorCode::InvalidState,
             format!("only EXHAUSTED deliveries can be re-driven, this one is {other}"),

@@ -48,12 +48,7 @@ pub struct Intent {
 }
 
 impl Intent {
-    pub fn offer_created(
-        entry_id: i64,
-        offer_id: i64,
-        resource_id: i64,
-        expires_at: DateTime<Utc>,
-    ) -> Self {
+    pub fn offer_created(entry_id: i64, offer_id: i64, resource_id: i64, expires_at: DateTime<Utc>) -> Self {
         Intent {
             delivery_id: format!("waitlist-{entry_id}-offered"),
             kind: Kind::OfferCreated,
@@ -85,11 +80,7 @@ pub async fn enqueue(conn: &mut Conn, intent: &Intent, now: DateTime<Utc>) -> Qu
 }
 
 /// Writes several intents with one statement; returns how many were new.
-pub async fn enqueue_all(
-    conn: &mut Conn,
-    intents: &[Intent],
-    now: DateTime<Utc>,
-) -> QueryResult<usize> {
+pub async fn enqueue_all(conn: &mut Conn, intents: &[Intent], now: DateTime<Utc>) -> QueryResult<usize> {
     if intents.is_empty() {
         return Ok(0);
     }
@@ -106,11 +97,7 @@ pub async fn enqueue_all(
             )
         })
         .collect();
-    diesel::insert_into(outbox::table)
-        .values(rows)
-        .on_conflict_do_nothing()
-        .execute(conn)
-        .await
+    diesel::insert_into(outbox::table).values(rows).on_conflict_do_nothing().execute(conn).await
 }
 
 /// Exponential backoff with jitter: attempt n waits 2 s · 2^(n-1), at most
@@ -125,11 +112,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            initial: Duration::seconds(2),
-            max: Duration::seconds(10),
-            max_attempts: 5,
-        }
+        RetryPolicy { initial: Duration::seconds(2), max: Duration::seconds(10), max_attempts: 5 }
     }
 }
 
@@ -159,23 +142,14 @@ mod tests {
         assert_eq!(secs, [2, 4, 8, 10, 10]);
         for a in 1..=5 {
             let d = p.delay(a);
-            assert!(
-                d <= p.base_delay(a) && d >= p.base_delay(a) * 4 / 5,
-                "{d:?}"
-            );
+            assert!(d <= p.base_delay(a) && d >= p.base_delay(a) * 4 / 5, "{d:?}");
         }
     }
 
     #[test]
     fn delivery_ids_are_stable() {
-        assert_eq!(
-            Intent::offer_created(30, 7, 1, Utc::now()).delivery_id,
-            "waitlist-30-offered"
-        );
+        assert_eq!(Intent::offer_created(30, 7, 1, Utc::now()).delivery_id, "waitlist-30-offered");
         assert_eq!(Intent::hold_expired(5, 1).delivery_id, "hold-5-expired");
-        assert_eq!(
-            Intent::offer_expired(30, 7, 1).delivery_id,
-            "offer-7-expired"
-        );
+        assert_eq!(Intent::offer_expired(30, 7, 1).delivery_id, "offer-7-expired");
     }
 }

@@ -23,10 +23,7 @@ pub enum SendOutcome {
 #[derive(Debug, Clone)]
 pub enum Provider {
     Log,
-    Webhook {
-        url: String,
-        client: reqwest::Client,
-    },
+    Webhook { url: String, client: reqwest::Client },
 }
 
 impl Provider {
@@ -37,10 +34,7 @@ impl Provider {
             .connect_timeout(Duration::from_secs(2))
             .build()
             .expect("HTTP client");
-        Provider::Webhook {
-            url: url.to_owned(),
-            client,
-        }
+        Provider::Webhook { url: url.to_owned(), client }
     }
 
     pub async fn send(&self, n: &Claimed) -> SendOutcome {
@@ -57,13 +51,7 @@ impl Provider {
                     "createdAt": n.created_at,
                     "attempt": n.attempt_count,
                 });
-                match client
-                    .post(url)
-                    .header("Idempotency-Key", &n.delivery_id)
-                    .json(&event)
-                    .send()
-                    .await
-                {
+                match client.post(url).header("Idempotency-Key", &n.delivery_id).json(&event).send().await {
                     Ok(res) => classify(res.status().as_u16()),
                     Err(e) => SendOutcome::Retryable(format!("request failed: {e}")),
                 }

@@ -82,17 +82,9 @@ pub async fn record_attempt(
 }
 
 /// PENDING → DELIVERED, only for the current claimant.
-pub async fn mark_delivered(
-    conn: &mut Conn,
-    delivery_id: &str,
-    worker: Uuid,
-    now: DateTime<Utc>,
-) -> QueryResult<bool> {
+pub async fn mark_delivered(conn: &mut Conn, delivery_id: &str, worker: Uuid, now: DateTime<Utc>) -> QueryResult<bool> {
     let n = diesel::update(
-        outbox::table
-            .find(delivery_id)
-            .filter(outbox::claimed_by.eq(worker))
-            .filter(outbox::status.eq("PENDING")),
+        outbox::table.find(delivery_id).filter(outbox::claimed_by.eq(worker)).filter(outbox::status.eq("PENDING")),
     )
     .set((
         outbox::status.eq("DELIVERED"),
@@ -120,10 +112,7 @@ pub async fn mark_failed(
     let exhausted = next_attempt_at.is_none();
     let next = next_attempt_at;
     let n = diesel::update(
-        outbox::table
-            .find(delivery_id)
-            .filter(outbox::claimed_by.eq(worker))
-            .filter(outbox::status.eq("PENDING")),
+        outbox::table.find(delivery_id).filter(outbox::claimed_by.eq(worker)).filter(outbox::status.eq("PENDING")),
     )
     .set((
         outbox::status.eq(if exhausted { "EXHAUSTED" } else { "PENDING" }),
@@ -138,25 +127,12 @@ pub async fn mark_failed(
 }
 
 /// EXHAUSTED → PENDING with a fresh attempt budget (an admin's re-drive).
-pub async fn redrive(
-    conn: &mut Conn,
-    delivery_id: &str,
-    now: DateTime<Utc>,
-) -> QueryResult<Option<String>> {
-    let current: Option<String> = outbox::table
-        .find(delivery_id)
-        .select(outbox::status)
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?;
+pub async fn redrive(conn: &mut Conn, delivery_id: &str, now: DateTime<Utc>) -> QueryResult<Option<String>> {
+    let current: Option<String> =
+        outbox::table.find(delivery_id).select(outbox::status).for_update().first(conn).await.optional()?;
     if current.as_deref() == Some("EXHAUSTED") {
         diesel::update(outbox::table.find(delivery_id))
-            .set((
-                outbox::status.eq("PENDING"),
-                outbox::attempt_count.eq(0),
-                outbox::next_attempt_at.eq(now),
-            ))
+            .set((outbox::status.eq("PENDING"), outbox::attempt_count.eq(0), outbox::next_attempt_at.eq(now)))
             .execute(conn)
             .await?;
     }

@@ -40,14 +40,7 @@ pub struct DeliveryWorker {
 
 impl DeliveryWorker {
     pub fn new(pool: Pool, clock: Arc<dyn Clock>, provider: Provider) -> Self {
-        DeliveryWorker {
-            id: Uuid::new_v4(),
-            pool,
-            clock,
-            provider,
-            policy: RetryPolicy::default(),
-            bulkhead: None,
-        }
+        DeliveryWorker { id: Uuid::new_v4(), pool, clock, provider, policy: RetryPolicy::default(), bulkhead: None }
     }
 
     /// Does its database work in the bulkhead's background lane.
@@ -59,14 +52,7 @@ impl DeliveryWorker {
     /// Claims up to `limit` due deliveries (without sending them).
     pub async fn claim(&self, limit: i64) -> Result<Vec<Claimed>, DbError> {
         let mut conn = self.pool.get().await?;
-        Ok(store::claim(
-            &mut conn,
-            self.id,
-            self.clock.now(),
-            Duration::seconds(CLAIM_LEASE_SECONDS),
-            limit,
-        )
-        .await?)
+        Ok(store::claim(&mut conn, self.id, self.clock.now(), Duration::seconds(CLAIM_LEASE_SECONDS), limit).await?)
     }
 
     /// Sends one claimed delivery and settles it.
@@ -101,10 +87,9 @@ impl DeliveryWorker {
             SendOutcome::Permanent(e) => ("PERMANENT", Some(e.as_str())),
         };
         let result = match outcome {
-            SendOutcome::Accepted | SendOutcome::Duplicate => (
-                "DELIVERED",
-                store::mark_delivered(conn, &n.delivery_id, self.id, now).await?,
-            ),
+            SendOutcome::Accepted | SendOutcome::Duplicate => {
+                ("DELIVERED", store::mark_delivered(conn, &n.delivery_id, self.id, now).await?)
+            }
             SendOutcome::Retryable(e) | SendOutcome::Permanent(e) => {
                 let permanent = matches!(outcome, SendOutcome::Permanent(_));
                 let exhausted = permanent || n.attempt_count >= self.policy.max_attempts;
@@ -114,16 +99,7 @@ impl DeliveryWorker {
             }
         };
         let recorded = if result.1 { recorded } else { "STALE" };
-        store::record_attempt(
-            conn,
-            &n.delivery_id,
-            n.attempt_count,
-            self.id,
-            now,
-            recorded,
-            detail,
-        )
-        .await?;
+        store::record_attempt(conn, &n.delivery_id, n.attempt_count, self.id, now, recorded, detail).await?;
         Ok(result)
     }
 
@@ -134,10 +110,7 @@ impl DeliveryWorker {
             None => None,
         };
         let claimed = self.claim(limit).await?;
-        let mut summary = DeliverySummary {
-            claimed: claimed.len(),
-            ..Default::default()
-        };
+        let mut summary = DeliverySummary { claimed: claimed.len(), ..Default::default() };
         for n in &claimed {
             self.deliver(n, &mut summary).await?;
         }

@@ -38,12 +38,7 @@ impl RoomCatalog {
         let n = self.rooms.len();
         (1..=n)
             .flat_map(|len| (0..=n - len).map(move |start| (start, len)))
-            .map(|(start, len)| {
-                self.rooms[start..start + len]
-                    .iter()
-                    .map(|r| r.code.clone())
-                    .collect()
-            })
+            .map(|(start, len)| self.rooms[start..start + len].iter().map(|r| r.code.clone()).collect())
             .collect()
     }
 
@@ -56,43 +51,25 @@ impl RoomCatalog {
         let mut picked: Vec<usize> = Vec::with_capacity(codes.len());
         for code in codes {
             let code = code.as_ref();
-            let index = self
-                .rooms
-                .iter()
-                .position(|r| r.code == code)
-                .ok_or_else(|| {
-                    ApiError::new(
-                        ErrorCode::UnknownRoom,
-                        format!("알 수 없는 회의실입니다: {code}"),
-                    )
+            let index = self.rooms.iter().position(|r| r.code == code).ok_or_else(|| {
+                ApiError::new(ErrorCode::UnknownRoom, format!("알 수 없는 회의실입니다: {code}"))
                     .with_details(serde_json::json!({ "field": "rooms", "room": code }))
-                })?;
+            })?;
             if picked.contains(&index) {
-                return Err(ApiError::malformed(
-                    "rooms",
-                    format!("room {code} is named twice"),
-                ));
+                return Err(ApiError::malformed("rooms", format!("room {code} is named twice")));
             }
             picked.push(index);
         }
         picked.sort_unstable();
         if picked.windows(2).any(|w| w[1] != w[0] + 1) {
-            let names: Vec<&str> = picked
-                .iter()
-                .map(|&i| self.rooms[i].code.as_str())
-                .collect();
+            let names: Vec<&str> = picked.iter().map(|&i| self.rooms[i].code.as_str()).collect();
             return Err(ApiError::new(
                 ErrorCode::RoomCombinationNotAllowed,
                 "이어진 회의실만 함께 예약할 수 있습니다 (예: A+B, B+C, A+B+C). A+C처럼 가운데를 건너뛸 수 없습니다.",
             )
             .with_details(serde_json::json!({ "field": "rooms", "rooms": names })));
         }
-        Ok(RoomSet(
-            picked
-                .into_iter()
-                .map(|i| self.rooms[i].code.clone())
-                .collect(),
-        ))
+        Ok(RoomSet(picked.into_iter().map(|i| self.rooms[i].code.clone()).collect()))
     }
 }
 
@@ -128,11 +105,7 @@ pub struct TimeRange {
 }
 
 impl TimeRange {
-    pub fn new(
-        starts_at: DateTime<Utc>,
-        ends_at: DateTime<Utc>,
-        rules: &BookingRules,
-    ) -> Result<Self, ApiError> {
+    pub fn new(starts_at: DateTime<Utc>, ends_at: DateTime<Utc>, rules: &BookingRules) -> Result<Self, ApiError> {
         for (field, t) in [("startsAt", starts_at), ("endsAt", ends_at)] {
             if t.second() != 0 || t.nanosecond() != 0 {
                 return Err(ApiError::new(
@@ -143,19 +116,13 @@ impl TimeRange {
             }
         }
         if ends_at <= starts_at {
-            return Err(ApiError::new(
-                ErrorCode::InvalidTimeRange,
-                "끝나는 시간은 시작 시간보다 뒤여야 합니다.",
-            )
-            .with_details(serde_json::json!({ "field": "endsAt" })));
+            return Err(ApiError::new(ErrorCode::InvalidTimeRange, "끝나는 시간은 시작 시간보다 뒤여야 합니다.")
+                .with_details(serde_json::json!({ "field": "endsAt" })));
         }
         if ends_at - starts_at > rules.max_length {
             return Err(ApiError::new(
                 ErrorCode::BookingTooLong,
-                format!(
-                    "예약은 최대 {}분까지 할 수 있습니다.",
-                    rules.max_length.num_minutes()
-                ),
+                format!("예약은 최대 {}분까지 할 수 있습니다.", rules.max_length.num_minutes()),
             )
             .with_details(serde_json::json!({ "maxMinutes": rules.max_length.num_minutes() })));
         }
@@ -166,10 +133,8 @@ impl TimeRange {
     pub fn ensure_not_past(&self, now: DateTime<Utc>) -> Result<(), ApiError> {
         let this_minute = now.duration_trunc(Duration::minutes(1)).unwrap_or(now);
         if self.starts_at < this_minute {
-            return Err(
-                ApiError::new(ErrorCode::BookingInPast, "지난 시간은 예약할 수 없습니다.")
-                    .with_details(serde_json::json!({ "field": "startsAt" })),
-            );
+            return Err(ApiError::new(ErrorCode::BookingInPast, "지난 시간은 예약할 수 없습니다.")
+                .with_details(serde_json::json!({ "field": "startsAt" })));
         }
         Ok(())
     }
@@ -204,10 +169,7 @@ impl Title {
             return Err(ApiError::malformed(field, "must be at most 200 characters"));
         }
         if t.chars().any(char::is_control) {
-            return Err(ApiError::malformed(
-                field,
-                "must not contain control characters",
-            ));
+            return Err(ApiError::malformed(field, "must not contain control characters"));
         }
         Ok(Title(t.to_owned()))
     }
@@ -227,11 +189,7 @@ mod tests {
             ["C", "A", "B"]
                 .iter()
                 .enumerate()
-                .map(|(i, c)| Room {
-                    code: c.to_string(),
-                    name: c.to_string(),
-                    position: [3, 1, 2][i],
-                })
+                .map(|(i, c)| Room { code: c.to_string(), name: c.to_string(), position: [3, 1, 2][i] })
                 .collect(),
         )
     }
@@ -239,17 +197,11 @@ mod tests {
     #[test]
     fn combinations_are_contiguous_runs() {
         let combos = catalog().combinations();
-        let expected: Vec<Vec<String>> = vec![
-            vec!["A"],
-            vec!["B"],
-            vec!["C"],
-            vec!["A", "B"],
-            vec!["B", "C"],
-            vec!["A", "B", "C"],
-        ]
-        .into_iter()
-        .map(|v| v.into_iter().map(String::from).collect())
-        .collect();
+        let expected: Vec<Vec<String>> =
+            vec![vec!["A"], vec!["B"], vec!["C"], vec!["A", "B"], vec!["B", "C"], vec!["A", "B", "C"]]
+                .into_iter()
+                .map(|v| v.into_iter().map(String::from).collect())
+                .collect();
         assert_eq!(combos, expected);
     }
 
@@ -257,59 +209,24 @@ mod tests {
     fn room_sets() {
         let c = catalog();
         assert_eq!(c.parse_set(&["B", "A"]).unwrap().codes(), ["A", "B"]);
-        assert_eq!(
-            c.parse_set(&["C", "A", "B"]).unwrap().codes(),
-            ["A", "B", "C"]
-        );
-        assert_eq!(
-            c.parse_set(&["A", "C"]).unwrap_err().code,
-            ErrorCode::RoomCombinationNotAllowed
-        );
-        assert_eq!(
-            c.parse_set(&["D"]).unwrap_err().code,
-            ErrorCode::UnknownRoom
-        );
-        assert_eq!(
-            c.parse_set::<&str>(&[]).unwrap_err().code,
-            ErrorCode::MalformedRequest
-        );
-        assert_eq!(
-            c.parse_set(&["A", "A"]).unwrap_err().code,
-            ErrorCode::MalformedRequest
-        );
+        assert_eq!(c.parse_set(&["C", "A", "B"]).unwrap().codes(), ["A", "B", "C"]);
+        assert_eq!(c.parse_set(&["A", "C"]).unwrap_err().code, ErrorCode::RoomCombinationNotAllowed);
+        assert_eq!(c.parse_set(&["D"]).unwrap_err().code, ErrorCode::UnknownRoom);
+        assert_eq!(c.parse_set::<&str>(&[]).unwrap_err().code, ErrorCode::MalformedRequest);
+        assert_eq!(c.parse_set(&["A", "A"]).unwrap_err().code, ErrorCode::MalformedRequest);
     }
 
     #[test]
     fn time_ranges() {
-        let rules = BookingRules {
-            max_length: Duration::hours(12),
-        };
+        let rules = BookingRules { max_length: Duration::hours(12) };
         let t = |h, m, s| Utc.with_ymd_and_hms(2030, 1, 1, h, m, s).unwrap();
         assert!(TimeRange::new(t(10, 0, 0), t(11, 0, 0), &rules).is_ok());
-        assert_eq!(
-            TimeRange::new(t(10, 0, 1), t(11, 0, 0), &rules)
-                .unwrap_err()
-                .code,
-            ErrorCode::TimeNotMinuteAligned
-        );
-        assert_eq!(
-            TimeRange::new(t(11, 0, 0), t(11, 0, 0), &rules)
-                .unwrap_err()
-                .code,
-            ErrorCode::InvalidTimeRange
-        );
-        assert_eq!(
-            TimeRange::new(t(0, 0, 0), t(12, 1, 0), &rules)
-                .unwrap_err()
-                .code,
-            ErrorCode::BookingTooLong
-        );
+        assert_eq!(TimeRange::new(t(10, 0, 1), t(11, 0, 0), &rules).unwrap_err().code, ErrorCode::TimeNotMinuteAligned);
+        assert_eq!(TimeRange::new(t(11, 0, 0), t(11, 0, 0), &rules).unwrap_err().code, ErrorCode::InvalidTimeRange);
+        assert_eq!(TimeRange::new(t(0, 0, 0), t(12, 1, 0), &rules).unwrap_err().code, ErrorCode::BookingTooLong);
         let r = TimeRange::new(t(10, 0, 0), t(11, 0, 0), &rules).unwrap();
         assert!(r.ensure_not_past(t(10, 0, 59)).is_ok());
-        assert_eq!(
-            r.ensure_not_past(t(10, 1, 0)).unwrap_err().code,
-            ErrorCode::BookingInPast
-        );
+        assert_eq!(r.ensure_not_past(t(10, 1, 0)).unwrap_err().code, ErrorCode::BookingInPast);
     }
 
     #[test]
@@ -317,9 +234,6 @@ mod tests {
         assert_eq!(Title::parse("  주간 회의 ").unwrap().as_str(), "주간 회의");
         assert!(Title::parse("   ").is_err());
         assert!(Title::parse(&"가".repeat(201)).is_err());
-        assert_eq!(
-            Title::parse("<b>'; DROP TABLE x;--").unwrap().as_str(),
-            "<b>'; DROP TABLE x;--"
-        );
+        assert_eq!(Title::parse("<b>'; DROP TABLE x;--").unwrap().as_str(), "<b>'; DROP TABLE x;--");
     }
 }

@@ -46,8 +46,7 @@ pub fn day_bounds(tz: Tz, date: NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
 }
 
 fn parse_date(raw: &str) -> Result<NaiveDate, ApiError> {
-    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
-        .map_err(|_| ApiError::malformed("date", "must be YYYY-MM-DD"))
+    NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| ApiError::malformed("date", "must be YYYY-MM-DD"))
 }
 
 fn parse_instant(field: &str, raw: &str) -> Result<DateTime<Utc>, ApiError> {
@@ -76,43 +75,22 @@ async fn list_bookings(
     let (from, to) = match (&query.date, &query.from, &query.to) {
         (Some(date), None, None) => day_bounds(state.timezone, parse_date(date)?),
         (None, Some(from), Some(to)) => (parse_instant("from", from)?, parse_instant("to", to)?),
-        _ => {
-            return Err(ApiError::malformed(
-                "date",
-                "give either `date` or both `from` and `to`",
-            ))
-        }
+        _ => return Err(ApiError::malformed("date", "give either `date` or both `from` and `to`")),
     };
     if to <= from || (to - from).num_days() > MAX_LIST_DAYS {
-        return Err(ApiError::malformed(
-            "to",
-            format!("must be after `from` and at most {MAX_LIST_DAYS} days later"),
-        ));
+        return Err(ApiError::malformed("to", format!("must be after `from` and at most {MAX_LIST_DAYS} days later")));
     }
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
-    let bookings = store::list(
-        &mut conn,
-        from,
-        to,
-        query.include_cancelled.unwrap_or(false),
-    )
-    .await
-    .map_err(crate::db::DbError::from)?;
+    let bookings = store::list(&mut conn, from, to, query.include_cancelled.unwrap_or(false))
+        .await
+        .map_err(crate::db::DbError::from)?;
     Ok(HttpResponse::Ok().json(json!({ "bookings": bookings })))
 }
 
-async fn get_booking(
-    state: web::Data<AppState>,
-    _: ApiCaller,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
+async fn get_booking(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
-    let booking = store::find(&mut conn, id.into_inner())
-        .await
-        .map_err(crate::db::DbError::from)?;
-    booking
-        .map(|b| HttpResponse::Ok().json(b))
-        .ok_or_else(|| ApiError::not_found("booking"))
+    let booking = store::find(&mut conn, id.into_inner()).await.map_err(crate::db::DbError::from)?;
+    booking.map(|b| HttpResponse::Ok().json(b)).ok_or_else(|| ApiError::not_found("booking"))
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,15 +104,10 @@ async fn availability(
     code: web::Path<String>,
     query: web::Query<AvailabilityQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let room = state
-        .rooms
-        .get(&code)
-        .ok_or_else(|| ApiError::not_found("room"))?;
+    let room = state.rooms.get(&code).ok_or_else(|| ApiError::not_found("room"))?;
     let (from, to) = day_bounds(state.timezone, parse_date(&query.date)?);
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
-    let free = store::free_intervals(&mut conn, &room.code, from, to)
-        .await
-        .map_err(crate::db::DbError::from)?;
+    let free = store::free_intervals(&mut conn, &room.code, from, to).await.map_err(crate::db::DbError::from)?;
     Ok(HttpResponse::Ok().json(json!({ "room": room.code, "date": query.date, "free": free })))
 }
 
@@ -169,11 +142,7 @@ async fn create_booking(
         },
         organizer: Some(digest.clone()),
     };
-    let scope = Scope {
-        tenant: caller.tenant.clone(),
-        operation: "booking.create",
-        key,
-    };
+    let scope = Scope { tenant: caller.tenant.clone(), operation: "booking.create", key };
     let fingerprint = Fingerprint::compute(scope.operation, &new, &digest);
     let new = &new;
     let outcome = run_command(&state.runner(), Some((scope, fingerprint)), |conn, now| {
@@ -209,10 +178,7 @@ struct OnBooking<'a, T: Serialize> {
 }
 
 fn actor(state: &AppState, caller: &crate::auth::Caller, owner: &Owner) -> Actor {
-    Actor {
-        digest: owner.digest(state, caller),
-        is_admin: caller.is_admin(),
-    }
+    Actor { digest: owner.digest(state, caller), is_admin: caller.is_admin() }
 }
 
 async fn move_booking(
@@ -232,19 +198,8 @@ async fn move_booking(
     };
     let keyed = key.0.is_some();
     let guard = key.0.map(|key| {
-        let scope = Scope {
-            tenant: caller.tenant.clone(),
-            operation: "booking.move",
-            key,
-        };
-        let fingerprint = Fingerprint::compute(
-            scope.operation,
-            &OnBooking {
-                id,
-                change: &change,
-            },
-            &actor.digest,
-        );
+        let scope = Scope { tenant: caller.tenant.clone(), operation: "booking.move", key };
+        let fingerprint = Fingerprint::compute(scope.operation, &OnBooking { id, change: &change }, &actor.digest);
         (scope, fingerprint)
     });
     let (change, actor) = (&change, &actor);
@@ -278,16 +233,8 @@ async fn cancel_booking(
     let actor = actor(&state, &caller, &owner);
     let keyed = key.0.is_some();
     let guard = key.0.map(|key| {
-        let scope = Scope {
-            tenant: caller.tenant.clone(),
-            operation: "booking.cancel",
-            key,
-        };
-        let fingerprint = Fingerprint::compute(
-            scope.operation,
-            &OnBooking { id, change: &body },
-            &actor.digest,
-        );
+        let scope = Scope { tenant: caller.tenant.clone(), operation: "booking.cancel", key };
+        let fingerprint = Fingerprint::compute(scope.operation, &OnBooking { id, change: &body }, &actor.digest);
         (scope, fingerprint)
     });
     let (expected, actor) = (body.expected_version, &actor);

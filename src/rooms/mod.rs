@@ -18,14 +18,5 @@ pub async fn load_catalog(conn: &mut Conn) -> QueryResult<RoomCatalog> {
         .select((room::code, room::name, room::position))
         .load::<(String, String, i32)>(conn)
         .await?;
-    Ok(RoomCatalog::new(
-        rooms
-            .into_iter()
-            .map(|(code, name, position)| Room {
-                code,
-                name,
-                position,
-            })
-            .collect(),
-    ))
+    Ok(RoomCatalog::new(rooms.into_iter().map(|(code, name, position)| Room { code, name, position }).collect()))
 }

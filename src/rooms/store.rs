@@ -116,12 +116,7 @@ pub async fn list(
 }
 
 /// Writes one room copy; `false` when the room is taken at that time.
-async fn claim_room(
-    conn: &mut Conn,
-    id: i64,
-    room_code: &str,
-    range: &TimeRange,
-) -> QueryResult<bool> {
+async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range: &TimeRange) -> QueryResult<bool> {
     let inserted = diesel::insert_into(reservation_room::table)
         .values((
             reservation_room::reservation_id.eq(id),
@@ -138,11 +133,7 @@ async fn claim_room(
 
 /// Creates a booking on all its rooms or none (the caller's savepoint rolls
 /// the parent row back when a room is taken).
-pub async fn create(
-    conn: &mut Conn,
-    new: &NewBooking,
-    now: DateTime<Utc>,
-) -> Result<Booking, CommandError> {
+pub async fn create(conn: &mut Conn, new: &NewBooking, now: DateTime<Utc>) -> Result<Booking, CommandError> {
     let organizer = new.organizer.as_ref().ok_or_else(ApiError::internal)?;
     let id: i64 = diesel::insert_into(reservation::table)
         .values((
@@ -182,32 +173,19 @@ async fn lock_for_change(
     actor: &Actor,
     expected_version: Option<i32>,
 ) -> Result<(Booking, RoomSet), CommandError> {
-    let locked: Option<i64> = reservation::table
-        .find(id)
-        .select(reservation::id)
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?;
+    let locked: Option<i64> =
+        reservation::table.find(id).select(reservation::id).for_update().first(conn).await.optional()?;
     if locked.is_none() {
         return Err(ApiError::not_found("booking").into());
     }
-    let booking = find(conn, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("booking"))?;
+    let booking = find(conn, id).await?.ok_or_else(|| ApiError::not_found("booking"))?;
     if !actor.may_change(&booking.organizer_digest) {
-        return Err(ApiError::new(
-            ErrorCode::NotOrganizer,
-            "예약한 사람(또는 관리자)만 바꿀 수 있습니다.",
-        )
-        .into());
+        return Err(ApiError::new(ErrorCode::NotOrganizer, "예약한 사람(또는 관리자)만 바꿀 수 있습니다.").into());
     }
     if booking.cancelled_at.is_some() {
-        return Err(
-            ApiError::new(ErrorCode::InvalidState, "이미 취소된 예약입니다.")
-                .with_details(serde_json::json!({ "state": "CANCELLED" }))
-                .into(),
-        );
+        return Err(ApiError::new(ErrorCode::InvalidState, "이미 취소된 예약입니다.")
+            .with_details(serde_json::json!({ "state": "CANCELLED" }))
+            .into());
     }
     if let Some(expected) = expected_version {
         if expected != booking.version {
@@ -233,11 +211,7 @@ pub async fn move_to(
     now: DateTime<Utc>,
 ) -> Result<Booking, CommandError> {
     let (booking, rooms) = lock_for_change(conn, id, actor, change.expected_version).await?;
-    let title = change
-        .title
-        .as_ref()
-        .map_or(booking.title.as_str(), Title::as_str)
-        .to_owned();
+    let title = change.title.as_ref().map_or(booking.title.as_str(), Title::as_str).to_owned();
     let version: i32 = diesel::update(reservation::table.find(id))
         .set((
             reservation::title.eq(&title),
@@ -250,20 +224,12 @@ pub async fn move_to(
         .get_result(conn)
         .await?;
     for code in rooms.codes() {
-        diesel::delete(reservation_room::table.find((id, code)))
-            .execute(conn)
-            .await?;
+        diesel::delete(reservation_room::table.find((id, code))).execute(conn).await?;
         if !claim_room(conn, id, code, &change.range).await? {
             return Err(ApiError::room_time_taken().into());
         }
     }
-    Ok(Booking {
-        title,
-        starts_at: change.range.starts_at(),
-        ends_at: change.range.ends_at(),
-        version,
-        ..booking
-    })
+    Ok(Booking { title, starts_at: change.range.starts_at(), ends_at: change.range.ends_at(), version, ..booking })
 }
 
 /// Cancels a booking; its time is free as soon as this commits.
@@ -290,11 +256,7 @@ pub async fn cancel(
             .execute(conn)
             .await?;
     }
-    Ok(Booking {
-        cancelled_at: Some(now),
-        version,
-        ..booking
-    })
+    Ok(Booking { cancelled_at: Some(now), version, ..booking })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName)]

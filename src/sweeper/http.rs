@@ -26,16 +26,9 @@ pub async fn sweep(
     if !(1..=super::MAX_RESOURCES).contains(&max) {
         return Err(ApiError::malformed("maxResources", "must be 1-32"));
     }
-    let scope = Scope {
-        tenant: caller.tenant.clone(),
-        operation: "admin.sweep",
-        key: key.required()?,
-    };
-    let fingerprint = Fingerprint::compute(
-        scope.operation,
-        &json!({ "maxResources": max }),
-        &owner.digest(&state, &caller),
-    );
+    let scope = Scope { tenant: caller.tenant.clone(), operation: "admin.sweep", key: key.required()? };
+    let fingerprint =
+        Fingerprint::compute(scope.operation, &json!({ "maxResources": max }), &owner.digest(&state, &caller));
     // A sweep commits one transaction per resource, so its claim is committed first.
     let outcome = run_claimed(&state.runner(), scope, fingerprint, || async {
         let summary = state.sweeper.sweep_now(max).await?;

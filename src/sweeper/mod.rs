@@ -100,27 +100,14 @@ impl Sweeper {
     pub async fn try_lead(&self) -> Result<bool, DbError> {
         let mut gate = self.leader.lock().await;
         if gate.conn.is_none() {
-            let conn = db::establish(&self.database_url)
-                .await
-                .map_err(|e| DbError::Unavailable(e.to_string()))?;
-            *gate = Gate {
-                conn: Some(conn),
-                held: false,
-            };
+            let conn = db::establish(&self.database_url).await.map_err(|e| DbError::Unavailable(e.to_string()))?;
+            *gate = Gate { conn: Some(conn), held: false };
         }
         // While we hold it, a live session is proof enough (session locks
         // last as long as the session); taking it again would stack it.
-        let sql = if gate.held {
-            "SELECT $1 > 0 AS locked"
-        } else {
-            "SELECT pg_try_advisory_lock($1) AS locked"
-        };
+        let sql = if gate.held { "SELECT $1 > 0 AS locked" } else { "SELECT pg_try_advisory_lock($1) AS locked" };
         let conn = gate.conn.as_mut().expect("connected above");
-        match diesel::sql_query(sql)
-            .bind::<BigInt, _>(LEADER_LOCK)
-            .get_result::<Locked>(conn)
-            .await
-        {
+        match diesel::sql_query(sql).bind::<BigInt, _>(LEADER_LOCK).get_result::<Locked>(conn).await {
             Ok(row) => {
                 gate.held = row.locked;
                 Ok(row.locked)
@@ -181,8 +168,7 @@ impl Sweeper {
             };
             let ttl = self.offer_ttl;
             let one = db::transaction(&self.pool, &self.stats, |conn| {
-                async move { store::expire_resource(conn, resource_id, now, ttl).await }
-                    .scope_boxed()
+                async move { store::expire_resource(conn, resource_id, now, ttl).await }.scope_boxed()
             })
             .await
             .map_err(|e| match e {

@@ -41,11 +41,7 @@ struct Due {
 
 /// Resources with a HELD hold or an ACTIVE offer past its expiry, oldest
 /// expiry first (partial indexes on `expires_at` serve both halves).
-pub async fn due_resources(
-    conn: &mut Conn,
-    now: DateTime<Utc>,
-    limit: i64,
-) -> QueryResult<Vec<i64>> {
+pub async fn due_resources(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> QueryResult<Vec<i64>> {
     let rows: Vec<Due> = diesel::sql_query(
         "SELECT resource_id FROM (
              SELECT resource_id, expires_at FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1
@@ -79,11 +75,7 @@ pub async fn expire_resource(
             .filter(hold::state.eq("HELD"))
             .filter(hold::expires_at.le(now)),
     )
-    .set((
-        hold::state.eq("EXPIRED"),
-        hold::revision.eq(hold::revision + 1),
-        hold::updated_at.eq(now),
-    ))
+    .set((hold::state.eq("EXPIRED"), hold::revision.eq(hold::revision + 1), hold::updated_at.eq(now)))
     .returning((hold::id, hold::quantity))
     .get_results(conn)
     .await?;
@@ -93,35 +85,24 @@ pub async fn expire_resource(
             .filter(offer::state.eq("ACTIVE"))
             .filter(offer::expires_at.le(now)),
     )
-    .set((
-        offer::state.eq("EXPIRED"),
-        offer::revision.eq(offer::revision + 1),
-        offer::updated_at.eq(now),
-    ))
+    .set((offer::state.eq("EXPIRED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
     .returning((offer::id, offer::entry_id, offer::quantity))
     .get_results(conn)
     .await?;
     let entry_ids: Vec<i64> = offers.iter().map(|(_, e, _)| *e).collect();
     if !entry_ids.is_empty() {
         diesel::update(entry::table.filter(entry::id.eq_any(&entry_ids)))
-            .set((
-                entry::state.eq("EXPIRED"),
-                entry::revision.eq(entry::revision + 1),
-                entry::updated_at.eq(now),
-            ))
+            .set((entry::state.eq("EXPIRED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
             .execute(conn)
             .await?;
     }
     let intents: Vec<Intent> = holds
         .iter()
         .map(|(hold_id, _)| Intent::hold_expired(*hold_id, resource_id))
-        .chain(offers.iter().map(|(offer_id, entry_id, _)| {
-            Intent::offer_expired(*entry_id, *offer_id, resource_id)
-        }))
+        .chain(offers.iter().map(|(offer_id, entry_id, _)| Intent::offer_expired(*entry_id, *offer_id, resource_id)))
         .collect();
     outbox::enqueue_all(conn, &intents, now).await?;
-    let freed: i32 =
-        holds.iter().map(|(_, q)| q).sum::<i32>() + offers.iter().map(|(_, _, q)| q).sum::<i32>();
+    let freed: i32 = holds.iter().map(|(_, q)| q).sum::<i32>() + offers.iter().map(|(_, _, q)| q).sum::<i32>();
     let handoff = handoff::promote_or_release(conn, resource_id, freed, now, offer_ttl).await?;
     Ok(SweepSummary {
         scanned_resources: 1,

@@ -9,12 +9,7 @@ use crate::helpers::*;
 async fn broken_copies_and_orphans_are_reported_with_their_rows() {
     let app = TestApp::spawn().await;
     let b: serde_json::Value = app
-        .create_booking(
-            TENANT_ONE,
-            "alice",
-            "k",
-            &booking("회의", &["B", "C"], &at(1, 10, 0), &at(1, 11, 0)),
-        )
+        .create_booking(TENANT_ONE, "alice", "k", &booking("회의", &["B", "C"], &at(1, 10, 0), &at(1, 11, 0)))
         .await
         .json()
         .await
@@ -24,12 +19,7 @@ async fn broken_copies_and_orphans_are_reported_with_their_rows() {
 
     // Seed 002 §사본: cancelling only the parent by hand leaves the copies active.
     let db = app.db().await;
-    db.execute(
-        "UPDATE reservation SET cancelled_at = now() WHERE id = $1",
-        &[&id],
-    )
-    .await
-    .unwrap();
+    db.execute("UPDATE reservation SET cancelled_at = now() WHERE id = $1", &[&id]).await.unwrap();
     db.execute(
         "INSERT INTO reservation (title, organizer_name, organizer_digest, starts_at, ends_at, created_at, updated_at)
          VALUES ('orphan', 'x', 'x', now() + interval '1 day', now() + interval '1 day 1 hour', now(), now())",
@@ -40,23 +30,10 @@ async fn broken_copies_and_orphans_are_reported_with_their_rows() {
 
     let (ok, report) = app.consistency().await;
     assert!(!ok);
-    let check = |name: &str| {
-        report["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let check = |name: &str| report["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
     let copies = check("reservation_room_copy_mismatch");
     assert_eq!(copies["count"], 2);
-    let rooms: Vec<&str> = copies["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["room"].as_str().unwrap())
-        .collect();
+    let rooms: Vec<&str> = copies["samples"].as_array().unwrap().iter().map(|s| s["room"].as_str().unwrap()).collect();
     assert_eq!(rooms.len(), 2);
     assert!(rooms.contains(&"B") && rooms.contains(&"C"));
     assert_eq!(copies["samples"][0]["reservation_id"], id);
@@ -71,11 +48,6 @@ async fn the_consistency_route_is_for_admins_only() {
     let (status, err) = app.get_json("/api/admin/consistency", TENANT_ONE).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(err["code"], "FORBIDDEN");
-    let res = app
-        .http
-        .get(app.url("/api/admin/consistency"))
-        .send()
-        .await
-        .unwrap();
+    let res = app.http.get(app.url("/api/admin/consistency")).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
 }

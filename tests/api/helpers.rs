@@ -33,49 +33,25 @@ async fn template() -> &'static str {
             let name = format!("yeyak_tmpl_{:016x}", hasher.finish());
             let admin = connect("postgres").await;
             // One builder at a time across test processes.
-            admin
-                .execute("SELECT pg_advisory_lock(7215)", &[])
-                .await
-                .unwrap();
-            let exists = admin
-                .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
-                .await
-                .unwrap()
-                .is_some();
+            admin.execute("SELECT pg_advisory_lock(7215)", &[]).await.unwrap();
+            let exists =
+                admin.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name]).await.unwrap().is_some();
             if !exists {
                 let building = format!("{name}_building");
-                admin
-                    .execute(&format!("DROP DATABASE IF EXISTS \"{building}\""), &[])
-                    .await
-                    .unwrap();
-                yeyak::db::bootstrap::prepare(&format!("{PG_BASE}/{building}"))
-                    .await
-                    .expect("template migrates");
-                admin
-                    .execute(
-                        &format!("ALTER DATABASE \"{building}\" RENAME TO \"{name}\""),
-                        &[],
-                    )
-                    .await
-                    .unwrap();
+                admin.execute(&format!("DROP DATABASE IF EXISTS \"{building}\""), &[]).await.unwrap();
+                yeyak::db::bootstrap::prepare(&format!("{PG_BASE}/{building}")).await.expect("template migrates");
+                admin.execute(&format!("ALTER DATABASE \"{building}\" RENAME TO \"{name}\""), &[]).await.unwrap();
             }
-            admin
-                .execute("SELECT pg_advisory_unlock(7215)", &[])
-                .await
-                .unwrap();
+            admin.execute("SELECT pg_advisory_unlock(7215)", &[]).await.unwrap();
             name
         })
         .await
 }
 
 fn yeyak_migration_sources() -> Vec<String> {
-    let mut files: Vec<_> =
-        walk(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"));
+    let mut files: Vec<_> = walk(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"));
     files.sort();
-    files
-        .into_iter()
-        .map(|p| format!("{}{}", p.display(), std::fs::read_to_string(&p).unwrap()))
-        .collect()
+    files.into_iter().map(|p| format!("{}{}", p.display(), std::fs::read_to_string(&p).unwrap())).collect()
 }
 
 fn walk(dir: std::path::PathBuf) -> Vec<std::path::PathBuf> {
@@ -92,9 +68,8 @@ fn walk(dir: std::path::PathBuf) -> Vec<std::path::PathBuf> {
 }
 
 pub async fn connect(db: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(&format!("{PG_BASE}/{db}"), NoTls)
-        .await
-        .expect("PostgreSQL on localhost");
+    let (client, connection) =
+        tokio_postgres::connect(&format!("{PG_BASE}/{db}"), NoTls).await.expect("PostgreSQL on localhost");
     tokio::spawn(async move {
         let _ = connection.await;
     });
@@ -109,13 +84,7 @@ pub async fn fresh_database() -> String {
     // The template may be busy for a moment while another clone starts.
     let mut attempt = 0;
     loop {
-        match admin
-            .execute(
-                &format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""),
-                &[],
-            )
-            .await
-        {
+        match admin.execute(&format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""), &[]).await {
             Ok(_) => break,
             Err(e) if attempt < 50 => {
                 attempt += 1;
@@ -144,9 +113,7 @@ pub fn test_now() -> DateTime<Utc> {
 pub fn test_config(db_name: &str) -> Config {
     let mut config = Config::for_database(&format!("{PG_BASE}/{db_name}"));
     config.bind = "127.0.0.1:0".parse().unwrap();
-    config.api_keys = parse_keys(&format!(
-        "t1:integration:{TENANT_ONE},t2:integration:{TENANT_TWO},ops:admin:{ADMIN}"
-    ));
+    config.api_keys = parse_keys(&format!("t1:integration:{TENANT_ONE},t2:integration:{TENANT_TWO},ops:admin:{ADMIN}"));
     config.db_pool_size = 24;
     // Tests drive the sweeper and the outbox worker themselves.
     config.background = false;
@@ -169,9 +136,7 @@ impl TestApp {
         let mut config = test_config(&db_name);
         tweak(&mut config);
         let clock = ManualClock::new(test_now());
-        let app = yeyak::startup::build_with_clock(config, Arc::new(clock.clone()))
-            .await
-            .expect("app builds");
+        let app = yeyak::startup::build_with_clock(config, Arc::new(clock.clone())).await.expect("app builds");
         let address = format!("http://{}", app.addr);
         let state = app.state.clone();
         tokio::spawn(app.server);
@@ -180,10 +145,7 @@ impl TestApp {
             db_name,
             clock,
             state,
-            http: reqwest::Client::builder()
-                .pool_max_idle_per_host(64)
-                .build()
-                .unwrap(),
+            http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap(),
         }
     }
 
@@ -211,13 +173,7 @@ impl TestApp {
         req
     }
 
-    pub async fn create_booking(
-        &self,
-        key: &str,
-        owner: &str,
-        idem: &str,
-        body: &Value,
-    ) -> Response {
+    pub async fn create_booking(&self, key: &str, owner: &str, idem: &str, body: &Value) -> Response {
         self.request(reqwest::Method::POST, "/api/bookings", key, Some(owner))
             .header("Idempotency-Key", idem)
             .json(body)
@@ -226,44 +182,17 @@ impl TestApp {
             .expect("request sent")
     }
 
-    pub async fn move_booking(
-        &self,
-        key: &str,
-        owner: &str,
-        id: i64,
-        idem: Option<&str>,
-        body: &Value,
-    ) -> Response {
-        let mut req = self
-            .request(
-                reqwest::Method::PATCH,
-                &format!("/api/bookings/{id}"),
-                key,
-                Some(owner),
-            )
-            .json(body);
+    pub async fn move_booking(&self, key: &str, owner: &str, id: i64, idem: Option<&str>, body: &Value) -> Response {
+        let mut req = self.request(reqwest::Method::PATCH, &format!("/api/bookings/{id}"), key, Some(owner)).json(body);
         if let Some(idem) = idem {
             req = req.header("Idempotency-Key", idem);
         }
         req.send().await.expect("request sent")
     }
 
-    pub async fn cancel_booking(
-        &self,
-        key: &str,
-        owner: &str,
-        id: i64,
-        idem: Option<&str>,
-        body: &Value,
-    ) -> Response {
-        let mut req = self
-            .request(
-                reqwest::Method::POST,
-                &format!("/api/bookings/{id}/cancel"),
-                key,
-                Some(owner),
-            )
-            .json(body);
+    pub async fn cancel_booking(&self, key: &str, owner: &str, id: i64, idem: Option<&str>, body: &Value) -> Response {
+        let mut req =
+            self.request(reqwest::Method::POST, &format!("/api/bookings/{id}/cancel"), key, Some(owner)).json(body);
         if let Some(idem) = idem {
             req = req.header("Idempotency-Key", idem);
         }
@@ -271,11 +200,7 @@ impl TestApp {
     }
 
     pub async fn get_json(&self, path: &str, key: &str) -> (StatusCode, Value) {
-        let res = self
-            .request(reqwest::Method::GET, path, key, None)
-            .send()
-            .await
-            .expect("request sent");
+        let res = self.request(reqwest::Method::GET, path, key, None).send().await.expect("request sent");
         let status = res.status();
         (status, res.json().await.unwrap_or(Value::Null))
     }
@@ -297,12 +222,7 @@ impl TestApp {
     }
 
     pub async fn count(&self, sql: &str) -> i64 {
-        self.db()
-            .await
-            .query_one(sql, &[])
-            .await
-            .unwrap()
-            .get::<_, i64>(0)
+        self.db().await.query_one(sql, &[]).await.unwrap().get::<_, i64>(0)
     }
 }
 
@@ -319,10 +239,7 @@ pub fn booking(title: &str, rooms: &[&str], starts: &str, ends: &str) -> Value {
 pub async fn body(res: Response) -> (StatusCode, Value) {
     let status = res.status();
     let text = res.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
 /// Drops a test database, closing whatever still uses it.
@@ -330,18 +247,10 @@ pub fn drop_database(name: &str) {
     let name = name.to_owned();
     // Drop runs outside any runtime guarantees; use a thread with its own.
     let _ = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let admin = connect("postgres").await;
-            let _ = admin
-                .execute(
-                    &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
-                    &[],
-                )
-                .await;
+            let _ = admin.execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"), &[]).await;
         });
     })
     .join();

@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod admission;
 mod capacity;
 mod consistency;
 mod idempotency;

@@ -25,26 +25,14 @@ struct Receiver {
     fail_status: AtomicU32,
 }
 
-async fn hook(
-    rx: web::Data<Receiver>,
-    req: HttpRequest,
-    _body: web::Json<serde_json::Value>,
-) -> HttpResponse {
+async fn hook(rx: web::Data<Receiver>, req: HttpRequest, _body: web::Json<serde_json::Value>) -> HttpResponse {
     rx.requests.fetch_add(1, Ordering::SeqCst);
     if rx.fail_next.load(Ordering::SeqCst) > 0 {
         rx.fail_next.fetch_sub(1, Ordering::SeqCst);
-        let status =
-            actix_web::http::StatusCode::from_u16(rx.fail_status.load(Ordering::SeqCst) as u16)
-                .unwrap();
+        let status = actix_web::http::StatusCode::from_u16(rx.fail_status.load(Ordering::SeqCst) as u16).unwrap();
         return HttpResponse::build(status).finish();
     }
-    let key = req
-        .headers()
-        .get("Idempotency-Key")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let key = req.headers().get("Idempotency-Key").unwrap().to_str().unwrap().to_owned();
     let mut effects = rx.effects.lock().unwrap();
     let seen = effects.entry(key).or_insert(0);
     *seen += 1;
@@ -59,25 +47,17 @@ async fn hook(
 async fn start_receiver() -> (web::Data<Receiver>, String) {
     let rx = web::Data::new(Receiver::default());
     let data = rx.clone();
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .route("/hook", web::post().to(hook))
-    })
-    .workers(1)
-    .bind("127.0.0.1:0")
-    .unwrap();
+    let server = HttpServer::new(move || App::new().app_data(data.clone()).route("/hook", web::post().to(hook)))
+        .workers(1)
+        .bind("127.0.0.1:0")
+        .unwrap();
     let addr = server.addrs()[0];
     tokio::spawn(server.run());
     (rx, format!("http://{addr}/hook"))
 }
 
 fn worker(app: &TestApp, url: &str) -> DeliveryWorker {
-    DeliveryWorker::new(
-        app.state.pool.clone(),
-        Arc::new(app.clock.clone()),
-        Provider::webhook(url),
-    )
+    DeliveryWorker::new(app.state.pool.clone(), Arc::new(app.clock.clone()), Provider::webhook(url))
 }
 
 async fn enqueue_one(app: &TestApp, intent: &Intent) -> bool {
@@ -90,7 +70,10 @@ async fn status(app: &TestApp, id: &str) -> (String, i32, Option<chrono::DateTim
     let row = app
         .db()
         .await
-        .query_one("SELECT status, attempt_count, next_attempt_at FROM notification_outbox WHERE delivery_id = $1", &[&id])
+        .query_one(
+            "SELECT status, attempt_count, next_attempt_at FROM notification_outbox WHERE delivery_id = $1",
+            &[&id],
+        )
         .await
         .unwrap();
     (row.get(0), row.get(1), row.get(2))
@@ -103,10 +86,7 @@ async fn enqueueing_twice_keeps_one_row() {
     assert_eq!(intent.delivery_id, "waitlist-30-offered");
     assert!(enqueue_one(&app, &intent).await);
     assert!(!enqueue_one(&app, &intent).await);
-    assert_eq!(
-        app.count("SELECT count(*) FROM notification_outbox").await,
-        1
-    );
+    assert_eq!(app.count("SELECT count(*) FROM notification_outbox").await, 1);
 }
 
 #[tokio::test]
@@ -121,10 +101,7 @@ async fn a_crash_after_the_receiver_accepted_is_recovered_with_one_effect() {
     let claimed = a.claim(10).await.unwrap();
     assert_eq!(claimed.len(), 1);
     let provider = Provider::webhook(&url);
-    assert_eq!(
-        provider.send(&claimed[0]).await,
-        yeyak::outbox::provider::SendOutcome::Accepted
-    );
+    assert_eq!(provider.send(&claimed[0]).await, yeyak::outbox::provider::SendOutcome::Accepted);
 
     // Within A's lease nobody else takes it.
     let b = worker(&app, &url);
@@ -134,32 +111,20 @@ async fn a_crash_after_the_receiver_accepted_is_recovered_with_one_effect() {
     let summary = b.run_once(10).await.unwrap();
     assert_eq!((summary.claimed, summary.delivered), (1, 1));
     assert_eq!(rx.requests.load(Ordering::SeqCst), 2);
-    assert_eq!(
-        rx.effects.lock().unwrap().get("waitlist-30-offered"),
-        Some(&2),
-        "two requests with one key"
-    );
+    assert_eq!(rx.effects.lock().unwrap().get("waitlist-30-offered"), Some(&2), "two requests with one key");
     assert_eq!(rx.accepted.load(Ordering::SeqCst), 1, "one effect");
     assert_eq!(status(&app, "waitlist-30-offered").await.0, "DELIVERED");
 
     // A comes back: its DELIVERED mark is refused, nothing changes.
     let mut conn = yeyak::db::establish(&app.database_url()).await.unwrap();
     use yeyak::clock::Clock;
-    assert!(!yeyak::outbox::store::mark_delivered(
-        &mut conn,
-        "waitlist-30-offered",
-        a.id,
-        app.clock.now()
-    )
-    .await
-    .unwrap());
+    assert!(!yeyak::outbox::store::mark_delivered(&mut conn, "waitlist-30-offered", a.id, app.clock.now())
+        .await
+        .unwrap());
     let outcomes: Vec<String> = app
         .db()
         .await
-        .query(
-            "SELECT outcome FROM notification_attempt ORDER BY attempted_at, attempt",
-            &[],
-        )
+        .query("SELECT outcome FROM notification_attempt ORDER BY attempted_at, attempt", &[])
         .await
         .unwrap()
         .iter()
@@ -189,10 +154,7 @@ async fn five_failures_exhaust_a_delivery_on_the_backoff_schedule_and_an_admin_c
             assert_eq!(state, "PENDING");
             let wait = next.unwrap() - before;
             let base = policy.base_delay(attempt);
-            assert!(
-                wait <= base && wait >= base * 4 / 5,
-                "attempt {attempt}: waited {wait:?}, base {base:?}"
-            );
+            assert!(wait <= base && wait >= base * 4 / 5, "attempt {attempt}: waited {wait:?}, base {base:?}");
             // Not due before its time.
             app.clock.set(next.unwrap() - Duration::milliseconds(1));
             assert_eq!(w.run_once(10).await.unwrap().claimed, 0);
@@ -202,49 +164,26 @@ async fn five_failures_exhaust_a_delivery_on_the_backoff_schedule_and_an_admin_c
         }
     }
     assert_eq!(rx.requests.load(Ordering::SeqCst), 5);
-    assert_eq!(
-        app.count("SELECT count(*) FROM notification_attempt WHERE outcome = 'RETRYABLE'")
-            .await,
-        5
-    );
+    assert_eq!(app.count("SELECT count(*) FROM notification_attempt WHERE outcome = 'RETRYABLE'").await, 5);
     let (ok, report) = app.consistency().await;
     assert!(!ok);
-    let exhausted = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "outbox_exhausted")
-        .unwrap()
-        .clone();
+    let exhausted =
+        report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "outbox_exhausted").unwrap().clone();
     assert_eq!(exhausted["samples"][0]["delivery_id"], "hold-5-expired");
 
     // Re-drive: a fresh budget, and the receiver is back.
     let res = app
-        .request(
-            reqwest::Method::POST,
-            "/api/admin/outbox/hold-5-expired/redrive",
-            ADMIN,
-            None,
-        )
+        .request(reqwest::Method::POST, "/api/admin/outbox/hold-5-expired/redrive", ADMIN, None)
         .send()
         .await
         .unwrap();
     assert_eq!(res.status(), reqwest::StatusCode::OK);
     let res = app
-        .request(
-            reqwest::Method::POST,
-            "/api/admin/outbox/hold-5-expired/redrive",
-            ADMIN,
-            None,
-        )
+        .request(reqwest::Method::POST, "/api/admin/outbox/hold-5-expired/redrive", ADMIN, None)
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        res.status(),
-        reqwest::StatusCode::CONFLICT,
-        "only EXHAUSTED deliveries"
-    );
+    assert_eq!(res.status(), reqwest::StatusCode::CONFLICT, "only EXHAUSTED deliveries");
     assert_eq!(w.run_once(10).await.unwrap().delivered, 1);
     assert_eq!(status(&app, "hold-5-expired").await.0, "DELIVERED");
     app.assert_consistent().await;
@@ -262,11 +201,7 @@ async fn a_permanent_refusal_exhausts_at_once_and_the_log_provider_delivers() {
     assert_eq!(status(&app, "hold-6-expired").await.0, "EXHAUSTED");
 
     enqueue_one(&app, &Intent::hold_expired(7, 1)).await;
-    let log = DeliveryWorker::new(
-        app.state.pool.clone(),
-        Arc::new(app.clock.clone()),
-        Provider::Log,
-    );
+    let log = DeliveryWorker::new(app.state.pool.clone(), Arc::new(app.clock.clone()), Provider::Log);
     assert_eq!(log.run_once(10).await.unwrap().delivered, 1);
     assert_eq!(status(&app, "hold-7-expired").await.0, "DELIVERED");
 }
@@ -275,10 +210,7 @@ async fn a_permanent_refusal_exhausts_at_once_and_the_log_provider_delivers() {
 async fn an_unreachable_webhook_is_retried_not_lost() {
     let app = TestApp::spawn().await;
     enqueue_one(&app, &Intent::hold_expired(8, 1)).await;
-    let s = worker(&app, "http://127.0.0.1:1/hook")
-        .run_once(10)
-        .await
-        .unwrap();
+    let s = worker(&app, "http://127.0.0.1:1/hook").run_once(10).await.unwrap();
     assert_eq!((s.claimed, s.retried), (1, 1));
     let (state, count, next) = status(&app, "hold-8-expired").await;
     assert_eq!((state.as_str(), count), ("PENDING", 1));

@@ -20,12 +20,7 @@ async fn race(app: &Arc<TestApp>, bodies: Vec<(String, Value)>) -> Vec<(StatusCo
             let (app, barrier) = (app.clone(), barrier.clone());
             tokio::spawn(async move {
                 let req = app
-                    .request(
-                        reqwest::Method::POST,
-                        "/api/bookings",
-                        TENANT_ONE,
-                        Some(&format!("user-{i}")),
-                    )
+                    .request(reqwest::Method::POST, "/api/bookings", TENANT_ONE, Some(&format!("user-{i}")))
                     .header("Idempotency-Key", idem)
                     .json(&b);
                 barrier.wait().await;
@@ -51,23 +46,12 @@ async fn twenty_requests_for_one_slot_give_exactly_one_booking_each_round() {
     let app = Arc::new(TestApp::spawn().await);
     for round in 0..10 {
         let slot = booking("경합", &["A"], &at(1 + round, 10, 0), &at(1 + round, 11, 0));
-        let results = race(
-            &app,
-            (0..20)
-                .map(|i| (format!("r{round}-{i}"), slot.clone()))
-                .collect(),
-        )
-        .await;
-        let created = results
-            .iter()
-            .filter(|(s, _)| *s == StatusCode::CREATED)
-            .count();
+        let results = race(&app, (0..20).map(|i| (format!("r{round}-{i}"), slot.clone())).collect()).await;
+        let created = results.iter().filter(|(s, _)| *s == StatusCode::CREATED).count();
         let taken = results
             .iter()
             .filter(|(s, b)| {
-                *s == StatusCode::CONFLICT
-                    && b["code"] == "ROOM_TIME_TAKEN"
-                    && b["message"] == "이미 예약된 시간입니다"
+                *s == StatusCode::CONFLICT && b["code"] == "ROOM_TIME_TAKEN" && b["message"] == "이미 예약된 시간입니다"
             })
             .count();
         assert_eq!((created, taken), (1, 19), "round {round}: {results:?}");
@@ -86,14 +70,8 @@ async fn a_plus_b_against_b_plus_c_has_exactly_one_winner() {
         let results = race(
             &app,
             vec![
-                (
-                    format!("ab-{round}"),
-                    booking("AB", &["A", "B"], &at(day, hour, 0), &at(day, hour + 1, 0)),
-                ),
-                (
-                    format!("bc-{round}"),
-                    booking("BC", &["B", "C"], &at(day, hour, 0), &at(day, hour + 1, 0)),
-                ),
+                (format!("ab-{round}"), booking("AB", &["A", "B"], &at(day, hour, 0), &at(day, hour + 1, 0))),
+                (format!("bc-{round}"), booking("BC", &["B", "C"], &at(day, hour, 0), &at(day, hour + 1, 0))),
             ],
         )
         .await;
@@ -138,17 +116,13 @@ async fn unrelated_requests_do_not_wait_for_an_open_overlapping_transaction() {
 
     // Another room at the same time, and the same room at another time: both
     // complete while the transaction stays open.
-    let (b1, b2) = (
-        booking("B", &["B"], &at(1, 10, 0), &at(1, 11, 0)),
-        booking("A later", &["A"], &at(1, 11, 0), &at(1, 12, 0)),
-    );
+    let (b1, b2) =
+        (booking("B", &["B"], &at(1, 10, 0), &at(1, 11, 0)), booking("A later", &["A"], &at(1, 11, 0), &at(1, 12, 0)));
     let other_room = app.create_booking(TENANT_ONE, "bob", "k1", &b1);
     let other_time = app.create_booking(TENANT_ONE, "bob", "k2", &b2);
-    let (r1, r2) = tokio::time::timeout(Duration::from_secs(5), async {
-        tokio::join!(other_room, other_time)
-    })
-    .await
-    .expect("unrelated requests must not wait");
+    let (r1, r2) = tokio::time::timeout(Duration::from_secs(5), async { tokio::join!(other_room, other_time) })
+        .await
+        .expect("unrelated requests must not wait");
     assert_eq!(r1.status(), StatusCode::CREATED);
     assert_eq!(r2.status(), StatusCode::CREATED);
 
@@ -169,16 +143,10 @@ async fn unrelated_requests_do_not_wait_for_an_open_overlapping_transaction() {
         })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        !waiting.is_finished(),
-        "the overlapping request must wait for the open transaction"
-    );
+    assert!(!waiting.is_finished(), "the overlapping request must wait for the open transaction");
     // ...and gets its answer once it commits.
     held.batch_execute("COMMIT").await.unwrap();
-    let (status, b) = tokio::time::timeout(Duration::from_secs(5), waiting)
-        .await
-        .unwrap()
-        .unwrap();
+    let (status, b) = tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap();
     assert_eq!(status, StatusCode::CONFLICT, "{b}");
     assert_eq!(b["code"], "ROOM_TIME_TAKEN");
 }
@@ -190,22 +158,13 @@ async fn a_rolled_back_holder_lets_the_waiter_through() {
     let waiting = {
         let app = app.clone();
         tokio::spawn(async move {
-            app.create_booking(
-                TENANT_ONE,
-                "carol",
-                "k",
-                &booking("C", &["C"], &at(1, 10, 0), &at(1, 11, 0)),
-            )
-            .await
+            app.create_booking(TENANT_ONE, "carol", "k", &booking("C", &["C"], &at(1, 10, 0), &at(1, 11, 0))).await
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!waiting.is_finished());
     held.batch_execute("ROLLBACK").await.unwrap();
-    let res = tokio::time::timeout(Duration::from_secs(5), waiting)
-        .await
-        .unwrap()
-        .unwrap();
+    let res = tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap();
     assert_eq!(res.status(), StatusCode::CREATED);
     app.assert_consistent().await;
 }
@@ -218,31 +177,15 @@ async fn a_rolled_back_holder_lets_the_waiter_through() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_real_deadlock_is_retried_and_ends_in_one_success_and_one_taken() {
     let app = Arc::new(TestApp::spawn().await);
-    let x = app
-        .create_booking(
-            TENANT_ONE,
-            "alice",
-            "x",
-            &booking("X", &["A", "B"], &at(1, 8, 0), &at(1, 9, 0)),
-        )
-        .await;
+    let x = app.create_booking(TENANT_ONE, "alice", "x", &booking("X", &["A", "B"], &at(1, 8, 0), &at(1, 9, 0))).await;
     let x: Value = x.json().await.unwrap();
-    let y = app
-        .create_booking(
-            TENANT_ONE,
-            "bob",
-            "y",
-            &booking("Y", &["A", "B"], &at(1, 14, 0), &at(1, 15, 0)),
-        )
-        .await;
+    let y = app.create_booking(TENANT_ONE, "bob", "y", &booking("Y", &["A", "B"], &at(1, 14, 0), &at(1, 15, 0))).await;
     let y: Value = y.json().await.unwrap();
     let (x_id, y_id) = (x["id"].as_i64().unwrap(), y["id"].as_i64().unwrap());
     let (new_start, new_end) = (at(1, 10, 0), at(1, 11, 0));
 
     let raw = app.db().await;
-    raw.batch_execute("SET deadlock_timeout = '10s'; BEGIN")
-        .await
-        .unwrap();
+    raw.batch_execute("SET deadlock_timeout = '10s'; BEGIN").await.unwrap();
     let move_y = |room: &'static str| {
         let (s, e) = (new_start.clone(), new_end.clone());
         let raw = &raw;
@@ -267,43 +210,23 @@ async fn a_real_deadlock_is_retried_and_ends_in_one_success_and_one_taken() {
     let server_move = {
         let app = app.clone();
         let change = json!({"startsAt": new_start, "endsAt": new_end});
-        tokio::spawn(async move {
-            body(
-                app.move_booking(TENANT_ONE, "alice", x_id, Some("mx"), &change)
-                    .await,
-            )
-            .await
-        })
+        tokio::spawn(async move { body(app.move_booking(TENANT_ONE, "alice", x_id, Some("mx"), &change).await).await })
     };
     // Let the server write A and block on B, then close the cycle from our side.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    move_y("A")
-        .await
-        .expect("the raw move survives: the server's backend is the deadlock victim");
+    move_y("A").await.expect("the raw move survives: the server's backend is the deadlock victim");
     raw.batch_execute("COMMIT").await.unwrap();
 
-    let (status, b) = tokio::time::timeout(Duration::from_secs(15), server_move)
-        .await
-        .unwrap()
-        .unwrap();
+    let (status, b) = tokio::time::timeout(Duration::from_secs(15), server_move).await.unwrap().unwrap();
     assert_eq!(status, StatusCode::CONFLICT, "{b}");
     assert_eq!(b["code"], "ROOM_TIME_TAKEN");
-    assert!(
-        app.state.db_stats.retries() > retries_before,
-        "the server must have retried after 40P01"
-    );
-    let (_, y_now) = app
-        .get_json(&format!("/api/bookings/{y_id}"), TENANT_ONE)
-        .await;
+    assert!(app.state.db_stats.retries() > retries_before, "the server must have retried after 40P01");
+    let (_, y_now) = app.get_json(&format!("/api/bookings/{y_id}"), TENANT_ONE).await;
     assert_eq!(
         y_now["startsAt"],
-        json!(chrono::DateTime::parse_from_rfc3339(&new_start)
-            .unwrap()
-            .with_timezone(&chrono::Utc))
+        json!(chrono::DateTime::parse_from_rfc3339(&new_start).unwrap().with_timezone(&chrono::Utc))
     );
-    let (_, x_now) = app
-        .get_json(&format!("/api/bookings/{x_id}"), TENANT_ONE)
-        .await;
+    let (_, x_now) = app.get_json(&format!("/api/bookings/{x_id}"), TENANT_ONE).await;
     assert_eq!(x_now["version"], 1, "the refused move changed nothing");
     app.assert_consistent().await;
 }
@@ -328,12 +251,7 @@ async fn concurrent_moves_of_linked_bookings_to_one_time_have_one_winner() {
                 TENANT_ONE,
                 "alice",
                 &format!("y{round}"),
-                &booking(
-                    "Y",
-                    &["B", "C"],
-                    &at(1 + round, 14, 0),
-                    &at(1 + round, 15, 0),
-                ),
+                &booking("Y", &["B", "C"], &at(1 + round, 14, 0), &at(1 + round, 15, 0)),
             )
             .await
             .json()
@@ -347,11 +265,7 @@ async fn concurrent_moves_of_linked_bookings_to_one_time_have_one_winner() {
                 let (app, barrier, change) = (app.clone(), barrier.clone(), change.clone());
                 tokio::spawn(async move {
                     barrier.wait().await;
-                    body(
-                        app.move_booking(TENANT_ONE, "alice", id, None, &change)
-                            .await,
-                    )
-                    .await
+                    body(app.move_booking(TENANT_ONE, "alice", id, None, &change).await).await
                 })
             })
             .collect();

@@ -11,14 +11,7 @@ use yeyak::sweeper::{Sweeper, TickOutcome};
 
 use crate::helpers::*;
 
-async fn post(
-    app: &TestApp,
-    path: &str,
-    key: &str,
-    owner: &str,
-    idem: &str,
-    body: Value,
-) -> (StatusCode, Value) {
+async fn post(app: &TestApp, path: &str, key: &str, owner: &str, idem: &str, body: Value) -> (StatusCode, Value) {
     let res = app
         .request(reqwest::Method::POST, path, key, Some(owner))
         .header("Idempotency-Key", idem)
@@ -34,14 +27,7 @@ async fn body_of(res: reqwest::Response) -> (StatusCode, Value) {
 }
 
 async fn get(app: &TestApp, path: &str, owner: &str) -> Value {
-    body_of(
-        app.request(reqwest::Method::GET, path, TENANT_ONE, Some(owner))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-    .1
+    body_of(app.request(reqwest::Method::GET, path, TENANT_ONE, Some(owner)).send().await.unwrap()).await.1
 }
 
 async fn sweep(app: &TestApp, idem: &str) -> Value {
@@ -58,10 +44,7 @@ async fn demo(app: &TestApp) -> Value {
 async fn outbox(app: &TestApp) -> Vec<(String, String)> {
     app.db()
         .await
-        .query(
-            "SELECT delivery_id, status FROM notification_outbox ORDER BY delivery_id",
-            &[],
-        )
+        .query("SELECT delivery_id, status FROM notification_outbox ORDER BY delivery_id", &[])
         .await
         .unwrap()
         .iter()
@@ -72,24 +55,8 @@ async fn outbox(app: &TestApp) -> Vec<(String, String)> {
 #[tokio::test]
 async fn an_expired_hold_with_a_waiter_is_handed_on_once() {
     let app = TestApp::spawn().await;
-    let (_, alice) = post(
-        &app,
-        "/api/resources/1/holds",
-        TENANT_ONE,
-        "alice",
-        "a",
-        json!({}),
-    )
-    .await;
-    let (_, bob) = post(
-        &app,
-        "/api/resources/1/waitlist",
-        TENANT_ONE,
-        "bob",
-        "b",
-        json!({}),
-    )
-    .await;
+    let (_, alice) = post(&app, "/api/resources/1/holds", TENANT_ONE, "alice", "a", json!({})).await;
+    let (_, bob) = post(&app, "/api/resources/1/waitlist", TENANT_ONE, "bob", "b", json!({})).await;
     // Not yet due: nothing happens.
     assert_eq!(
         sweep(&app, "s0").await,
@@ -102,23 +69,14 @@ async fn an_expired_hold_with_a_waiter_is_handed_on_once() {
         summary,
         json!({"scannedResources": 1, "expiredHolds": 1, "expiredOffers": 0, "promotedEntries": 1, "releasedUnits": 0})
     );
-    assert_eq!(
-        get(&app, &format!("/api/holds/{}", alice["id"]), "alice").await["state"],
-        "EXPIRED"
-    );
+    assert_eq!(get(&app, &format!("/api/holds/{}", alice["id"]), "alice").await["state"], "EXPIRED");
     let entry = get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await;
     assert_eq!(entry["state"], "OFFERED");
     let d = demo(&app).await;
-    assert_eq!(
-        (d["occupiedCount"].as_i64(), d["revision"].as_i64()),
-        (Some(1), Some(1))
-    );
+    assert_eq!((d["occupiedCount"].as_i64(), d["revision"].as_i64()), (Some(1), Some(1)));
     let offered = format!("waitlist-{}-offered", bob["id"]);
     let expired = format!("hold-{}-expired", alice["id"]);
-    let mut expected = vec![
-        (expired, "PENDING".to_owned()),
-        (offered, "PENDING".to_owned()),
-    ];
+    let mut expected = vec![(expired, "PENDING".to_owned()), (offered, "PENDING".to_owned())];
     expected.sort();
     assert_eq!(outbox(&app).await, expected);
 
@@ -129,12 +87,7 @@ async fn an_expired_hold_with_a_waiter_is_handed_on_once() {
     assert_eq!(outbox(&app).await, expected);
     // The admin route replays its stored summary for the same key.
     let replay = app
-        .request(
-            reqwest::Method::POST,
-            "/api/admin/sweep",
-            ADMIN,
-            Some("ops"),
-        )
+        .request(reqwest::Method::POST, "/api/admin/sweep", ADMIN, Some("ops"))
         .header("Idempotency-Key", "s1")
         .json(&json!({}))
         .send()
@@ -148,44 +101,11 @@ async fn an_expired_hold_with_a_waiter_is_handed_on_once() {
 #[tokio::test]
 async fn an_expired_offer_goes_to_the_next_waiter_or_is_released() {
     let app = TestApp::spawn().await;
-    let (_, alice) = post(
-        &app,
-        "/api/resources/1/holds",
-        TENANT_ONE,
-        "alice",
-        "a",
-        json!({}),
-    )
-    .await;
-    let (_, bob) = post(
-        &app,
-        "/api/resources/1/waitlist",
-        TENANT_ONE,
-        "bob",
-        "b",
-        json!({}),
-    )
-    .await;
-    let (_, carol) = post(
-        &app,
-        "/api/resources/1/waitlist",
-        TENANT_ONE,
-        "carol",
-        "c",
-        json!({}),
-    )
-    .await;
-    post(
-        &app,
-        &format!("/api/holds/{}/cancel", alice["id"]),
-        TENANT_ONE,
-        "alice",
-        "a2",
-        json!({}),
-    )
-    .await;
-    let bob_offer =
-        get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await["offerId"].clone();
+    let (_, alice) = post(&app, "/api/resources/1/holds", TENANT_ONE, "alice", "a", json!({})).await;
+    let (_, bob) = post(&app, "/api/resources/1/waitlist", TENANT_ONE, "bob", "b", json!({})).await;
+    let (_, carol) = post(&app, "/api/resources/1/waitlist", TENANT_ONE, "carol", "c", json!({})).await;
+    post(&app, &format!("/api/holds/{}/cancel", alice["id"]), TENANT_ONE, "alice", "a2", json!({})).await;
+    let bob_offer = get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await["offerId"].clone();
 
     // Bob lets his offer lapse: Carol is offered, the unit never leaves.
     app.clock.advance(Duration::seconds(21));
@@ -194,18 +114,9 @@ async fn an_expired_offer_goes_to_the_next_waiter_or_is_released() {
         s,
         json!({"scannedResources": 1, "expiredHolds": 0, "expiredOffers": 1, "promotedEntries": 1, "releasedUnits": 0})
     );
-    assert_eq!(
-        get(&app, &format!("/api/offers/{bob_offer}"), "bob").await["state"],
-        "EXPIRED"
-    );
-    assert_eq!(
-        get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await["state"],
-        "EXPIRED"
-    );
-    assert_eq!(
-        get(&app, &format!("/api/waitlist/{}", carol["id"]), "carol").await["state"],
-        "OFFERED"
-    );
+    assert_eq!(get(&app, &format!("/api/offers/{bob_offer}"), "bob").await["state"], "EXPIRED");
+    assert_eq!(get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await["state"], "EXPIRED");
+    assert_eq!(get(&app, &format!("/api/waitlist/{}", carol["id"]), "carol").await["state"], "OFFERED");
     assert_eq!(demo(&app).await["revision"], 1);
 
     // Carol lets hers lapse too, and nobody is left: the unit is released.
@@ -215,20 +126,10 @@ async fn an_expired_offer_goes_to_the_next_waiter_or_is_released() {
         s,
         json!({"scannedResources": 1, "expiredHolds": 0, "expiredOffers": 1, "promotedEntries": 0, "releasedUnits": 1})
     );
-    assert_eq!(
-        get(&app, &format!("/api/waitlist/{}", carol["id"]), "carol").await["state"],
-        "EXPIRED"
-    );
+    assert_eq!(get(&app, &format!("/api/waitlist/{}", carol["id"]), "carol").await["state"], "EXPIRED");
     let d = demo(&app).await;
-    assert_eq!(
-        (d["occupiedCount"].as_i64(), d["revision"].as_i64()),
-        (Some(0), Some(2))
-    );
-    assert_eq!(
-        app.count("SELECT count(*) FROM notification_outbox WHERE kind = 'offer.expired'")
-            .await,
-        2
-    );
+    assert_eq!((d["occupiedCount"].as_i64(), d["revision"].as_i64()), (Some(0), Some(2)));
+    assert_eq!(app.count("SELECT count(*) FROM notification_outbox WHERE kind = 'offer.expired'").await, 2);
     app.assert_consistent().await;
 }
 
@@ -284,13 +185,7 @@ async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() 
     let clock: Arc<dyn yeyak::clock::Clock> = Arc::new(app.clock.clone());
     let make = || {
         let pool = yeyak::db::build_pool(&url, 4);
-        Arc::new(Sweeper::new(
-            pool,
-            Arc::default(),
-            clock.clone(),
-            &url,
-            Duration::seconds(20),
-        ))
+        Arc::new(Sweeper::new(pool, Arc::default(), clock.clone(), &url, Duration::seconds(20)))
     };
     let sweepers = [make(), make()];
 
@@ -322,21 +217,10 @@ async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() 
         }
         assert_eq!(elected, 1, "exactly one sweeper works per tick");
     }
-    assert!(
-        leaders.windows(2).all(|w| w[0] == w[1]),
-        "the leader keeps the gate: {leaders:?}"
-    );
+    assert!(leaders.windows(2).all(|w| w[0] == w[1]), "the leader keeps the gate: {leaders:?}");
     assert_eq!(expired, 80, "every due hold expired exactly once");
-    assert_eq!(
-        app.count("SELECT count(*) FROM capacity_hold WHERE state = 'HELD'")
-            .await,
-        0
-    );
-    assert_eq!(
-        app.count("SELECT count(*) FROM notification_outbox WHERE kind = 'hold.expired'")
-            .await,
-        80
-    );
+    assert_eq!(app.count("SELECT count(*) FROM capacity_hold WHERE state = 'HELD'").await, 0);
+    assert_eq!(app.count("SELECT count(*) FROM notification_outbox WHERE kind = 'hold.expired'").await, 80);
     app.assert_consistent().await;
 
     // The leader dies (its gate session is killed): the other takes over.
@@ -358,15 +242,9 @@ async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() 
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert!(
-        took_over,
-        "the other sweeper leads once the leader's session is gone"
-    );
+    assert!(took_over, "the other sweeper leads once the leader's session is gone");
     // The old leader notices its broken session and does not sweep.
-    assert!(!matches!(
-        sweepers[leader].tick().await,
-        Ok(TickOutcome::Elected(_))
-    ));
+    assert!(!matches!(sweepers[leader].tick().await, Ok(TickOutcome::Elected(_))));
 }
 
 #[tokio::test]
@@ -374,19 +252,13 @@ async fn one_tick_takes_32_resources_oldest_first_and_the_next_the_rest() {
     let app = TestApp::spawn().await;
     let ids = due_backlog(&app, 33).await;
     let sweeper = &app.state.sweeper;
-    let TickOutcome::Elected(first) = sweeper.tick().await.unwrap() else {
-        panic!("leads")
-    };
+    let TickOutcome::Elected(first) = sweeper.tick().await.unwrap() else { panic!("leads") };
     assert_eq!(first.scanned_resources, 32);
     assert_eq!(first.expired_holds, 64);
     // The newest one is what is left.
-    let left = app
-        .count("SELECT min(resource_id) FROM capacity_hold WHERE state = 'HELD'")
-        .await;
+    let left = app.count("SELECT min(resource_id) FROM capacity_hold WHERE state = 'HELD'").await;
     assert_eq!(left, *ids.last().unwrap());
-    let TickOutcome::Elected(second) = sweeper.tick().await.unwrap() else {
-        panic!("leads")
-    };
+    let TickOutcome::Elected(second) = sweeper.tick().await.unwrap() else { panic!("leads") };
     assert_eq!((second.scanned_resources, second.expired_holds), (1, 2));
     app.assert_consistent().await;
 }
@@ -398,33 +270,17 @@ async fn an_overlapping_tick_in_the_same_process_is_skipped() {
     let slot = sweeper.hold_slot().await;
     assert_eq!(sweeper.tick().await.unwrap(), TickOutcome::LocalBusy);
     drop(slot);
-    assert!(matches!(
-        sweeper.tick().await.unwrap(),
-        TickOutcome::Elected(_)
-    ));
+    assert!(matches!(sweeper.tick().await.unwrap(), TickOutcome::Elected(_)));
 }
 
 #[tokio::test]
 async fn overdue_items_show_on_the_consistency_check_until_swept() {
     let app = TestApp::spawn().await;
-    post(
-        &app,
-        "/api/resources/1/holds",
-        TENANT_ONE,
-        "alice",
-        "a",
-        json!({}),
-    )
-    .await;
+    post(&app, "/api/resources/1/holds", TENANT_ONE, "alice", "a", json!({})).await;
     app.clock.advance(Duration::seconds(30 + 5));
     let (ok, report) = app.consistency().await;
     assert!(!ok);
-    let overdue = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "overdue_holds")
-        .unwrap();
+    let overdue = report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "overdue_holds").unwrap();
     assert_eq!(overdue["count"], 1);
     sweep(&app, "s").await;
     app.assert_consistent().await;
