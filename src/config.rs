@@ -95,6 +95,10 @@ pub struct Config {
     #[arg(long, env = "YEYAK_OUTBOX_POLL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..))]
     pub outbox_poll_ms: u64,
 
+    /// Bound concurrent API commands per process to the pool (turn off only to measure what it prevents).
+    #[arg(long, env = "YEYAK_BULKHEAD", default_value_t = true, action = clap::ArgAction::Set)]
+    pub bulkhead: bool,
+
     /// How long an API command may wait for a slot of this process's bulkhead before a 429, in milliseconds.
     #[arg(long, env = "YEYAK_ADMISSION_WAIT_MS", default_value_t = 250)]
     pub admission_wait_ms: u64,

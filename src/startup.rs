@@ -115,11 +115,12 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
 /// lazily, so an unreachable Redis does not stop the boot).
 fn build_admission(config: &Config) -> Result<Admission, StartupError> {
     use std::time::Duration as Std;
-    let bulkhead = Arc::new(Bulkhead::new(
-        config.db_pool_size,
-        config.background_connections,
-        Std::from_millis(config.admission_wait_ms),
-    ));
+    let wait = Std::from_millis(config.admission_wait_ms);
+    let bulkhead = Arc::new(if config.bulkhead {
+        Bulkhead::new(config.db_pool_size, config.background_connections, wait)
+    } else {
+        Bulkhead::unbounded(config.background_connections, wait)
+    });
     let redis = match &config.redis_url {
         None => None,
         Some(url) => Some(

@@ -28,6 +28,16 @@ impl Bulkhead {
     pub fn new(pool_size: u32, background: u32, wait: Duration) -> Self {
         let background = background.clamp(1, pool_size.max(2) - 1) as usize;
         let foreground = (pool_size as usize).saturating_sub(background).max(1);
+        Self::with_lanes(foreground, background, wait)
+    }
+
+    /// A foreground lane without a bound: what a process without a bulkhead
+    /// does (only for measuring what the bulkhead prevents).
+    pub fn unbounded(background: u32, wait: Duration) -> Self {
+        Self::with_lanes(Semaphore::MAX_PERMITS, background.max(1) as usize, wait)
+    }
+
+    fn with_lanes(foreground: usize, background: usize, wait: Duration) -> Self {
         Bulkhead {
             foreground: Arc::new(Semaphore::new(foreground)),
             background: Arc::new(Semaphore::new(background)),
