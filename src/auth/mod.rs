@@ -3,6 +3,7 @@
 
 pub mod api_key;
 pub mod owner;
+pub mod staff;
 
 pub use api_key::{ApiKeyRegistry, Caller, Role};
 pub use owner::{OwnerDigest, OwnerId};

@@ -163,3 +163,26 @@ diesel::table! {
 
 diesel::joinable!(notification_attempt -> notification_outbox (delivery_id));
 diesel::allow_tables_to_appear_in_same_query!(notification_outbox, notification_attempt);
+
+diesel::table! {
+    staff_user (id) {
+        id -> Int8,
+        username -> Text,
+        display_name -> Text,
+        password_hash -> Text,
+        is_admin -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    staff_session (token_hash) {
+        token_hash -> Text,
+        user_id -> Int8,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(staff_session -> staff_user (user_id));
+diesel::allow_tables_to_appear_in_same_query!(staff_user, staff_session);

@@ -4,15 +4,14 @@
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
-use scoped_futures::ScopedFutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::domain::{TimeRange, Title};
+use super::service;
 use super::store::{self, Actor, MoveBooking, NewBooking};
 use crate::error::ApiError;
 use crate::http::extract::{rfc3339, ApiCaller, ApiJson, IdemKey, Owner};
-use crate::idempotency::{run_command, Fingerprint, Scope, StoredResponse};
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -142,20 +141,7 @@ async fn create_booking(
         },
         organizer: Some(digest.clone()),
     };
-    let scope = Scope { tenant: caller.tenant.clone(), operation: "booking.create", key };
-    let fingerprint = Fingerprint::compute(scope.operation, &new, &digest);
-    let new = &new;
-    let outcome = run_command(&state.runner(), Some((scope, fingerprint)), |conn, now| {
-        async move {
-            // Inside the command, so that a retry after the start time replays
-            // the first answer instead of being judged afresh.
-            new.range.ensure_not_past(now)?;
-            let booking = store::create(conn, new, now).await?;
-            Ok(StoredResponse::json(201, &booking))
-        }
-        .scope_boxed()
-    })
-    .await?;
+    let outcome = service::create(&state, &caller.tenant, key, &new, &digest).await?;
     Ok(outcome.into_response(true))
 }
 
@@ -168,13 +154,6 @@ struct MoveBody {
     ends_at: DateTime<Utc>,
     title: Option<String>,
     expected_version: Option<i32>,
-}
-
-/// What the fingerprint of a command on one booking covers.
-#[derive(Serialize)]
-struct OnBooking<'a, T: Serialize> {
-    id: i64,
-    change: &'a T,
 }
 
 fn actor(state: &AppState, caller: &crate::auth::Caller, owner: &Owner) -> Actor {
@@ -197,21 +176,7 @@ async fn move_booking(
         expected_version: body.expected_version,
     };
     let keyed = key.0.is_some();
-    let guard = key.0.map(|key| {
-        let scope = Scope { tenant: caller.tenant.clone(), operation: "booking.move", key };
-        let fingerprint = Fingerprint::compute(scope.operation, &OnBooking { id, change: &change }, &actor.digest);
-        (scope, fingerprint)
-    });
-    let (change, actor) = (&change, &actor);
-    let outcome = run_command(&state.runner(), guard, |conn, now| {
-        async move {
-            change.range.ensure_not_past(now)?;
-            let booking = store::move_to(conn, id, change, actor, now).await?;
-            Ok(StoredResponse::json(200, &booking))
-        }
-        .scope_boxed()
-    })
-    .await?;
+    let outcome = service::move_to(&state, &caller.tenant, key.0, id, &change, &actor).await?;
     Ok(outcome.into_response(keyed))
 }
 
@@ -232,19 +197,7 @@ async fn cancel_booking(
     let id = id.into_inner();
     let actor = actor(&state, &caller, &owner);
     let keyed = key.0.is_some();
-    let guard = key.0.map(|key| {
-        let scope = Scope { tenant: caller.tenant.clone(), operation: "booking.cancel", key };
-        let fingerprint = Fingerprint::compute(scope.operation, &OnBooking { id, change: &body }, &actor.digest);
-        (scope, fingerprint)
-    });
-    let (expected, actor) = (body.expected_version, &actor);
-    let outcome = run_command(&state.runner(), guard, |conn, now| {
-        async move {
-            let booking = store::cancel(conn, id, expected, actor, now).await?;
-            Ok(StoredResponse::json(200, &booking))
-        }
-        .scope_boxed()
-    })
-    .await?;
+    let change = service::CancelBooking { expected_version: body.expected_version };
+    let outcome = service::cancel(&state, &caller.tenant, key.0, id, change, &actor).await?;
     Ok(outcome.into_response(keyed))
 }

@@ -3,6 +3,7 @@
 
 pub mod domain;
 pub mod http;
+pub mod service;
 pub mod store;
 
 use diesel::prelude::*;

@@ -1,0 +1,2 @@
+DROP TABLE staff_session;
+DROP TABLE staff_user;
