@@ -22,3 +22,4 @@ pub mod startup;
 pub mod state;
 pub mod sweeper;
 pub mod telemetry;
+pub mod web;

@@ -54,6 +54,9 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
         let shown = bootstrap::redact(&config.database_url);
         let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable { url: shown.clone(), cause };
         let mut conn = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
+        crate::auth::staff::ensure_admin(&mut conn, &config.admin_user, &config.admin_password)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
         crate::rooms::load_catalog(&mut conn).await.map_err(|e| unreachable(e.to_string()))?
     };
     if config.secret_key == "yeyak-dev-secret-change-me" {

@@ -19,6 +19,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .app_data(
             web::QueryConfig::default().error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
         )
+        .configure(crate::web::routes)
+        .service(actix_files::Files::new("/static", concat!(env!("CARGO_MANIFEST_DIR"), "/static")))
         .route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
         .service(

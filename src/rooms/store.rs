@@ -19,7 +19,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
 
 /// A booking as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, QueryableByName)]
 #[serde(rename_all = "camelCase")]
 pub struct Booking {
     #[diesel(sql_type = Int8)]

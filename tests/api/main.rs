@@ -11,3 +11,4 @@ mod rooms;
 mod rooms_concurrency;
 mod startup;
 mod sweeper;
+mod web;

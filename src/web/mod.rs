@@ -1,0 +1,238 @@
+//! The browser UI (SPEC §5): server-rendered Askama pages and plain HTML
+//! forms that work without JavaScript. Forms carry a CSRF token (signed
+//! double-submit: an HttpOnly cookie nonce and its HMAC in the form) and,
+//! where they change bookings, a per-render idempotency key.
+
+pub mod account;
+pub mod admin;
+pub mod grid;
+pub mod pages;
+pub mod rooms;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::dev::Payload;
+use actix_web::http::{header, StatusCode};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+
+use crate::auth::staff::{self, StaffUser};
+use crate::db::DbError;
+use crate::state::AppState;
+
+pub const SESSION_COOKIE: &str = "yeyak_session";
+pub const CSRF_COOKIE: &str = "yeyak_csrf";
+/// Largest form body accepted.
+const FORM_LIMIT: usize = 64 * 1024;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(rooms::day))
+        .route("/rooms", web::get().to(rooms::day))
+        .route("/bookings", web::post().to(rooms::create))
+        .route("/bookings/{id}", web::get().to(rooms::detail))
+        .route("/bookings/{id}/move", web::post().to(rooms::move_booking))
+        .route("/bookings/{id}/cancel", web::get().to(rooms::confirm_cancel))
+        .route("/bookings/{id}/cancel", web::post().to(rooms::cancel))
+        .route("/login", web::get().to(account::login_form))
+        .route("/login", web::post().to(account::login))
+        .route("/logout", web::post().to(account::logout))
+        .route("/admin/consistency", web::get().to(admin::consistency))
+        .route("/admin/staff", web::get().to(admin::staff_page))
+        .route("/admin/staff", web::post().to(admin::add_staff))
+        .route("/admin/keys", web::post().to(admin::add_key))
+        .route("/static/grid.css", web::get().to(grid_css));
+}
+
+async fn grid_css() -> HttpResponse {
+    static CSS: std::sync::LazyLock<String> = std::sync::LazyLock::new(grid::placement_css);
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(CSS.as_str())
+}
+
+/// How a page request ends when it does not render its page.
+#[derive(Debug)]
+pub enum WebError {
+    /// 303 to a location (sign-in needed, or after a form).
+    Redirect(String),
+    /// A whole page with a status (403 for CSRF, 404, 5xx).
+    Page(StatusCode, String),
+}
+
+impl std::fmt::Display for WebError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WebError::Redirect(to) => write!(f, "redirect to {to}"),
+            WebError::Page(status, _) => write!(f, "page {status}"),
+        }
+    }
+}
+
+impl ResponseError for WebError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            WebError::Redirect(_) => StatusCode::SEE_OTHER,
+            WebError::Page(status, _) => *status,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            WebError::Redirect(to) => HttpResponse::SeeOther().insert_header((header::LOCATION, to.as_str())).finish(),
+            WebError::Page(status, html) => html_response(*status, html.clone()),
+        }
+    }
+}
+
+impl From<DbError> for WebError {
+    fn from(e: DbError) -> Self {
+        let api = crate::error::ApiError::from(e);
+        WebError::Page(api.status(), pages::message_page("잠시 후 다시 시도해 주세요", &api.message))
+    }
+}
+
+impl From<diesel::result::Error> for WebError {
+    fn from(e: diesel::result::Error) -> Self {
+        WebError::from(DbError::from(e))
+    }
+}
+
+pub fn html_response(status: StatusCode, html: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(html)
+}
+
+/// A signed-in staff member (else a redirect to the sign-in page).
+pub struct SignedIn(pub StaffUser);
+
+impl FromRequest for SignedIn {
+    type Error = WebError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered");
+        let token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+        let next = req.uri().path_and_query().map_or("/".to_owned(), |p| p.to_string());
+        Box::pin(async move {
+            let login = || {
+                WebError::Redirect(format!(
+                    "/login?next={}",
+                    url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+                ))
+            };
+            let token = token.ok_or_else(login)?;
+            let mut conn = state.pool.get().await.map_err(DbError::from)?;
+            let user = staff::find_session(&mut conn, &token, state.clock.now()).await?;
+            user.map(SignedIn).ok_or_else(login)
+        })
+    }
+}
+
+/// An urlencoded form; repeated names keep every value (`rooms=A&rooms=B`).
+pub struct FormData(HashMap<String, Vec<String>>);
+
+impl FormData {
+    pub fn get(&self, name: &str) -> &str {
+        self.0.get(name).and_then(|v| v.first()).map_or("", String::as_str)
+    }
+
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0.get(name).cloned().unwrap_or_default()
+    }
+}
+
+impl FromRequest for FormData {
+    type Error = WebError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            let bad = |text: &str| WebError::Page(StatusCode::BAD_REQUEST, pages::message_page("잘못된 요청", text));
+            let body = bytes.await.map_err(|_| bad("양식을 읽을 수 없습니다."))?;
+            if body.len() > FORM_LIMIT {
+                return Err(WebError::Page(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    pages::message_page("너무 큰 요청", "양식이 너무 큽니다."),
+                ));
+            }
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for (k, v) in url::form_urlencoded::parse(&body) {
+                map.entry(k.into_owned()).or_default().push(v.into_owned());
+            }
+            Ok(FormData(map))
+        })
+    }
+}
+
+/// CSRF tokens: the cookie holds a random nonce, forms hold HMAC(secret, nonce).
+pub struct Csrf {
+    pub token: String,
+    /// Set when this response must plant a new nonce cookie.
+    pub cookie: Option<Cookie<'static>>,
+}
+
+fn csrf_mac(secret: &[u8], nonce: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
+    mac.update(b"csrf\x00");
+    mac.update(nonce.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+fn is_https(req: &HttpRequest) -> bool {
+    req.connection_info().scheme() == "https"
+}
+
+/// Cookie settings of SPEC §5: HttpOnly, SameSite=Lax, Secure over TLS.
+pub fn cookie(req: &HttpRequest, name: &'static str, value: String) -> Cookie<'static> {
+    Cookie::build(name, value).path("/").http_only(true).same_site(SameSite::Lax).secure(is_https(req)).finish()
+}
+
+impl Csrf {
+    /// The token for forms on this page (reusing the browser's nonce).
+    pub fn for_render(req: &HttpRequest, state: &AppState) -> Csrf {
+        if let Some(nonce) = req.cookie(CSRF_COOKIE).map(|c| c.value().to_owned()).filter(|n| n.len() == 64) {
+            return Csrf { token: csrf_mac(&state.secret, &nonce), cookie: None };
+        }
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        let nonce = hex::encode(bytes);
+        Csrf { token: csrf_mac(&state.secret, &nonce), cookie: Some(cookie(req, CSRF_COOKIE, nonce)) }
+    }
+
+    /// Whether a posted form's token matches the browser's nonce.
+    pub fn verify(req: &HttpRequest, state: &AppState, form: &FormData) -> bool {
+        let Some(nonce) = req.cookie(CSRF_COOKIE) else { return false };
+        let Ok(sent) = hex::decode(form.get("csrf_token")) else { return false };
+        let mut mac = Hmac::<Sha256>::new_from_slice(&state.secret).expect("any key length");
+        mac.update(b"csrf\x00");
+        mac.update(nonce.value().as_bytes());
+        mac.verify_slice(&sent).is_ok()
+    }
+
+    pub fn attach(self, mut res: HttpResponse) -> HttpResponse {
+        if let Some(c) = self.cookie {
+            let _ = res.add_cookie(&c);
+        }
+        res
+    }
+}
+
+/// The 403 answer to a form without a valid CSRF token; nothing was changed.
+pub fn csrf_refused() -> WebError {
+    WebError::Page(
+        StatusCode::FORBIDDEN,
+        pages::message_page(
+            "요청을 처리하지 않았습니다",
+            "보안 토큰이 없거나 맞지 않습니다. 페이지를 새로 고친 뒤 다시 시도해 주세요.",
+        ),
+    )
+}
