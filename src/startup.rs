@@ -49,7 +49,8 @@ pub async fn build(config: Config) -> Result<Application, StartupError> {
 /// Builds the application on a given clock (tests move time with `ManualClock`).
 pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Application, StartupError> {
     bootstrap::prepare(&config.database_url).await?;
-    let pool = db::build_pool(&config.database_url, config.db_pool_size);
+    let db_stats = Arc::new(DbStats::default());
+    let pool = db::build_pool(&config.database_url, config.db_pool_size, db_stats.clone());
     let rooms = {
         let shown = bootstrap::redact(&config.database_url);
         let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable { url: shown.clone(), cause };
@@ -63,7 +64,6 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
     }
     let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
-    let db_stats = Arc::new(DbStats::default());
     let admission = Arc::new(build_admission(&config)?);
     let sweeper = Arc::new(
         Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, offer_ttl)

@@ -78,7 +78,7 @@ pub async fn ensure_admin(conn: &mut Conn, username: &str, password: &str) -> Qu
     if exists == 0 {
         let password = password.to_owned();
         let hash = tokio::task::spawn_blocking(move || hash_password(&password)).await.expect("hashing task");
-        create(conn, username, "관리자", &hash, true).await?;
+        create(conn, username, username, &hash, true).await?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ pub mod bootstrap;
 pub mod schema;
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -88,6 +89,19 @@ impl From<RunError> for DbError {
 #[derive(Debug, Default)]
 pub struct DbStats {
     pub tx_retries: AtomicU64,
+    /// Statements sent on pooled connections (to prove queries per request).
+    pub queries: AtomicU64,
+}
+
+/// Counts every statement a connection starts.
+struct QueryCounter(Arc<DbStats>);
+
+impl diesel::connection::Instrumentation for QueryCounter {
+    fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
+        if let diesel::connection::InstrumentationEvent::StartQuery { .. } = event {
+            self.0.queries.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl DbStats {
@@ -164,9 +178,17 @@ where
 
 /// Builds the pool without connecting yet; start-up has already proven the
 /// database reachable, and a later outage must not stop the process.
-pub fn build_pool(database_url: &str, max_size: u32) -> Pool {
+pub fn build_pool(database_url: &str, max_size: u32, stats: Arc<DbStats>) -> Pool {
     let mut config = ManagerConfig::default();
-    config.custom_setup = Box::new(|url| establish(url).boxed());
+    config.custom_setup = Box::new(move |url| {
+        let stats = stats.clone();
+        async move {
+            let mut conn = establish(url).await?;
+            conn.set_instrumentation(QueryCounter(stats));
+            Ok(conn)
+        }
+        .boxed()
+    });
     let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
     Bb8Pool::builder().max_size(max_size).connection_timeout(Duration::from_secs(5)).build_unchecked(manager)
 }

@@ -3,6 +3,7 @@
 mod helpers;
 
 mod admission;
+mod browser;
 mod capacity;
 mod consistency;
 mod idempotency;

@@ -1,0 +1,159 @@
+//! End to end in headless Chromium (Debian's chromium and chromium-driver),
+//! driven over WebDriver: sign in, book A+B by clicking a free cell and
+//! filling the form, see the block, try an overlap and read
+//! "이미 예약된 시간입니다", cancel and see the time free again. Screenshots go
+//! to `target/screenshots/`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+use crate::helpers::*;
+use crate::web::{tomorrow, ADMIN_PASSWORD, ADMIN_USER};
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn chromedriver() -> (Driver, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let driver = Driver(
+        Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver is installed (apt-get install chromium chromium-driver; .ci/run does it)"),
+    );
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return (driver, port);
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("chromedriver did not start");
+}
+
+async fn browser(port: u16) -> Client {
+    // Two TLS back ends are linked into this test binary; pick one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let profile = std::env::temp_dir().join(format!("yeyak-chrome-{}", uuid::Uuid::new_v4().simple()));
+    let caps = json!({
+        "goog:chromeOptions": {
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--lang=ko-KR", "--window-size=1280,1100",
+                     format!("--user-data-dir={}", profile.display())]
+        }
+    });
+    let caps = caps.as_object().unwrap().clone().into_iter().collect();
+    ClientBuilder::rustls()
+        .expect("tls")
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("WebDriver session")
+}
+
+fn shot_path(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{name}.png"))
+}
+
+async fn screenshot(c: &Client, name: &str) {
+    c.execute("window.scrollTo(0, 0);", vec![]).await.unwrap();
+    let png = c.screenshot().await.unwrap();
+    std::fs::write(shot_path(name), png).unwrap();
+}
+
+async fn set_value(c: &Client, css: &str, value: &str) {
+    c.execute("document.querySelector(arguments[0]).value = arguments[1];", vec![json!(css), json!(value)])
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_books_sees_a_conflict_and_cancels_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = scenario(&app, &c).await;
+    let _ = c.close().await;
+    result.unwrap();
+}
+
+async fn scenario(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::CmdError> {
+    let date = tomorrow(app);
+    c.goto(&app.url("/")).await?;
+    assert!(c.current_url().await?.path().starts_with("/login"));
+    c.find(Locator::Css("#username")).await?.send_keys(ADMIN_USER).await?;
+    c.find(Locator::Css("#password")).await?.send_keys(ADMIN_PASSWORD).await?;
+    c.find(Locator::Css("form[action='/login'] button")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".grid")).await?;
+
+    // A neighbour's booking so the grid shows more than ours.
+    app.create_booking(
+        TENANT_ONE,
+        "ops",
+        "seed",
+        &booking("팀 스탠드업", &["C"], &format!("{date}T09:00:00+09:00"), &format!("{date}T09:30:00+09:00")),
+    )
+    .await;
+
+    // Click the free 10:00 cell of room A (the script fills the form), add B, name it, submit.
+    c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+    c.find(Locator::Css("a.free[href*='start=10:00'][href*='room=A']")).await?.click().await?;
+    assert_eq!(c.find(Locator::Css("#start")).await?.prop("value").await?.as_deref(), Some("10:00"));
+    c.find(Locator::Css("input[name=rooms][value=B]")).await?.click().await?;
+    set_value(c, "#end", "11:30").await;
+    c.find(Locator::Css("#title")).await?.send_keys("분기 계획 회의").await?;
+    c.find(Locator::Css("#book button[type=submit]")).await?.click().await?;
+    let block = c.wait().for_element(Locator::Css("a.block.new")).await?;
+    let text = block.text().await?;
+    assert!(text.contains("분기 계획 회의") && text.contains("10:00–11:30") && text.contains("A+B"), "{text}");
+    assert!(c.source().await?.contains("예약했습니다"));
+    screenshot(c, "day-desktop").await;
+
+    // The same day at 375 px.
+    c.set_window_size(375, 900).await?;
+    c.refresh().await?;
+    c.wait().for_element(Locator::Css(".grid")).await?;
+    screenshot(c, "day-375").await;
+    c.set_window_size(1280, 1100).await?;
+
+    // An overlapping booking on B is refused with the message, input kept.
+    c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+    c.find(Locator::Css("a.free[href*='start=10:00'][href*='room=C']")).await?.click().await?;
+    c.find(Locator::Css("input[name=rooms][value=B]")).await?.click().await?;
+    set_value(c, "#start", "10:30").await;
+    set_value(c, "#end", "11:00").await;
+    c.find(Locator::Css("#title")).await?.send_keys("겹치는 회의").await?;
+    c.find(Locator::Css("#book button[type=submit]")).await?.click().await?;
+    let error = c.wait().for_element(Locator::Css("#form-error")).await?;
+    assert_eq!(error.text().await?, "이미 예약된 시간입니다");
+    assert_eq!(c.find(Locator::Css("#title")).await?.prop("value").await?.as_deref(), Some("겹치는 회의"));
+    screenshot(c, "conflict").await;
+
+    // Cancel through the booking page and its confirmation.
+    c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+    c.find(Locator::XPath("//a[contains(@class,'block')][contains(., '분기 계획 회의')]")).await?.click().await?;
+    c.find(Locator::Css("a.danger")).await?.click().await?;
+    c.find(Locator::Css("button.danger")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".notice.ok")).await?;
+    let page = c.source().await?;
+    assert!(page.contains("예약을 취소했습니다"));
+    assert!(!page.contains("분기 계획 회의"));
+    c.find(Locator::Css("a.free[href*='start=10:00'][href*='room=A']")).await?;
+    c.find(Locator::Css("a.free[href*='start=11:00'][href*='room=B']")).await?;
+    Ok(())
+}
