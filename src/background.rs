@@ -15,11 +15,29 @@ pub struct Background {
     sweeper: Arc<Sweeper>,
 }
 
+/// How often records past their retention are purged.
+const PURGE_EVERY: Duration = Duration::from_secs(60);
+
+/// What the retention job needs.
+pub struct Retention {
+    pub pool: crate::db::Pool,
+    pub clock: Arc<dyn crate::clock::Clock>,
+    pub keep: chrono::Duration,
+    pub bulkhead: Arc<crate::admission::Bulkhead>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+}
+
 /// How many deliveries one worker pass takes.
 const DELIVERY_BATCH: i64 = 32;
 
 impl Background {
-    pub fn spawn(sweeper: Arc<Sweeper>, sweep_every: Duration, worker: DeliveryWorker, poll_every: Duration) -> Self {
+    pub fn spawn(
+        sweeper: Arc<Sweeper>,
+        sweep_every: Duration,
+        worker: DeliveryWorker,
+        poll_every: Duration,
+        retention: Retention,
+    ) -> Self {
         let ticking = sweeper.clone();
         let sweep = tokio::spawn(async move {
             let mut interval = tokio::time::interval(sweep_every);
@@ -61,7 +79,24 @@ impl Background {
                 }
             }
         });
-        Background { handles: vec![sweep, deliver], sweeper }
+        let purge = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(PURGE_EVERY);
+            interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
+            loop {
+                interval.tick().await;
+                let _lane = retention.bulkhead.enter(crate::admission::Lane::Background).await;
+                match crate::idempotency::purge_expired(&retention.pool, retention.clock.now(), retention.keep).await {
+                    Ok(n) => {
+                        retention.metrics.idempotency_purged.inc_by(n as u64);
+                        if n > 0 {
+                            tracing::info!(purged = n, "idempotency records past retention purged");
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
+                }
+            }
+        });
+        Background { handles: vec![sweep, deliver, purge], sweeper }
     }
 
     /// Stops both loops and gives up the sweeper's leadership at once.

@@ -16,6 +16,7 @@ pub mod db;
 pub mod error;
 pub mod http;
 pub mod idempotency;
+pub mod metrics;
 pub mod outbox;
 pub mod rooms;
 pub mod startup;

@@ -65,9 +65,11 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
     }
     let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
     let admission = Arc::new(build_admission(&config)?);
+    let metrics = Arc::new(crate::metrics::Metrics::new());
     let sweeper = Arc::new(
         Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, offer_ttl)
-            .with_bulkhead(admission.bulkhead.clone()),
+            .with_bulkhead(admission.bulkhead.clone())
+            .with_metrics(metrics.clone()),
     );
     let background = config.background.then(|| {
         let provider = match &config.webhook_url {
@@ -77,8 +79,17 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
         Background::spawn(
             sweeper.clone(),
             std::time::Duration::from_millis(config.sweep_interval_ms.max(10)),
-            DeliveryWorker::new(pool.clone(), clock.clone(), provider).with_bulkhead(admission.bulkhead.clone()),
+            DeliveryWorker::new(pool.clone(), clock.clone(), provider)
+                .with_bulkhead(admission.bulkhead.clone())
+                .with_metrics(metrics.clone()),
             std::time::Duration::from_millis(config.outbox_poll_ms),
+            crate::background::Retention {
+                pool: pool.clone(),
+                clock: clock.clone(),
+                keep: Duration::hours(i64::from(config.idempotency_retention_hours)),
+                bulkhead: admission.bulkhead.clone(),
+                metrics: metrics.clone(),
+            },
         )
     });
     let state = web::Data::new(AppState {
@@ -96,6 +107,7 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,
         admission,
+        metrics,
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;

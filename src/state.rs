@@ -29,16 +29,22 @@ pub struct AppState {
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,
     pub admission: Arc<Admission>,
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
     pub fn check_context(&self) -> crate::consistency::CheckContext {
-        crate::consistency::CheckContext { overdue_before: self.clock.now() - self.sweep_interval * 2 }
+        let now = self.clock.now();
+        crate::consistency::CheckContext {
+            overdue_before: now - self.sweep_interval * 2,
+            stale_lease_before: now - Duration::minutes(10),
+        }
     }
 
     pub fn runner(&self) -> Runner<'_> {
         Runner {
             admission: &self.admission,
+            metrics: &self.metrics,
             pool: &self.pool,
             stats: &self.db_stats,
             clock: &self.clock,

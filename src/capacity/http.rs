@@ -65,6 +65,9 @@ where
         async move { Ok(StoredResponse::json(status, &command(conn, now).await?)) }.scope_boxed()
     })
     .await?;
+    if operation == "hold.create" {
+        crate::metrics::command_result(&state.metrics.holds, &outcome, "created");
+    }
     Ok(outcome.into_response(true))
 }
 

@@ -81,6 +81,12 @@ pub const CHECKS: &[Check] = &[
                           WHERE w.state = 'WAITING'",
     },
     Check {
+        name: "idempotency_stale_in_progress",
+        description: "idempotency claims still IN_PROGRESS ten minutes after their lease ran out (a crashed two-phase command; a retry takes it over)",
+        violations_sql: "SELECT tenant, operation, owner_token, lease_expires_at, created_at FROM idempotency_record
+                          WHERE state = 'IN_PROGRESS' AND lease_expires_at < $STALE_LEASE_BEFORE",
+    },
+    Check {
         name: "outbox_exhausted",
         description: "notifications that gave up after their last attempt (re-drive them once the receiver is back)",
         violations_sql: "SELECT delivery_id, kind, attempt_count, last_error, created_at
@@ -105,6 +111,8 @@ pub const CHECKS: &[Check] = &[
 pub struct CheckContext {
     /// Due items older than this are overdue: now minus two sweep intervals.
     pub overdue_before: chrono::DateTime<chrono::Utc>,
+    /// Claims whose lease ended before this are stale: now minus ten minutes.
+    pub stale_lease_before: chrono::DateTime<chrono::Utc>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -142,7 +150,10 @@ async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<V
     // Our own clock's instant as a literal: no request input reaches this SQL.
     let overdue_before = format!("'{}'::timestamptz", ctx.overdue_before.to_rfc3339());
     for check in CHECKS {
-        let violations = check.violations_sql.replace("$OVERDUE_BEFORE", &overdue_before);
+        let violations = check
+            .violations_sql
+            .replace("$OVERDUE_BEFORE", &overdue_before)
+            .replace("$STALE_LEASE_BEFORE", &format!("'{}'::timestamptz", ctx.stale_lease_before.to_rfc3339()));
         let sql = format!(
             "SELECT count(*) AS count,
                     COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples

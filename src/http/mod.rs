@@ -21,6 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .configure(crate::web::routes)
         .service(actix_files::Files::new("/static", concat!(env!("CARGO_MANIFEST_DIR"), "/static")))
+        .route("/metrics", web::get().to(crate::metrics::scrape))
         .route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
         .service(
@@ -59,8 +60,14 @@ pub async fn response_headers(
     let span = tracing::info_span!("request", method = %req.method(), path = %req.path(), request_id = %id);
     let started = std::time::Instant::now();
     let mut res = next.call(req).instrument(span.clone()).await?;
+    let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let method = res.request().method().to_string();
+    let elapsed = started.elapsed();
+    if let Some(state) = res.request().app_data::<web::Data<crate::state::AppState>>() {
+        state.metrics.observe_request(&method, &route, res.status().as_u16(), elapsed.as_secs_f64());
+    }
     span.in_scope(|| {
-        tracing::info!(status = res.status().as_u16(), latency_ms = started.elapsed().as_millis() as u64, "request")
+        tracing::info!(route = %route, status = res.status().as_u16(), latency_ms = elapsed.as_millis() as u64, "request")
     });
     let headers = res.headers_mut();
     let set = |h: &mut actix_web::http::header::HeaderMap, name: &'static str, value: &str| {

@@ -65,6 +65,7 @@ pub enum Outcome {
 /// What `run_command` needs from the application.
 pub struct Runner<'a> {
     pub admission: &'a crate::admission::Admission,
+    pub metrics: &'a crate::metrics::Metrics,
     pub pool: &'a Pool,
     pub stats: &'a DbStats,
     pub clock: &'a Arc<dyn Clock>,
@@ -103,6 +104,8 @@ where
 {
     // Admission first: a refused command does no database work at all.
     let ticket = runner.admission.admit(guard.as_ref().map(|(scope, _)| scope)).await?;
+    let keyed = guard.is_some();
+    let took_over = &std::sync::atomic::AtomicBool::new(false);
     let guard = &guard;
     let command = &command;
     let clock = runner.clock;
@@ -117,7 +120,11 @@ where
                         return Ok(Outcome::InProgress { retry_after_secs: 1 });
                     }
                     match acquire(conn, scope, fingerprint, now, lease).await? {
-                        Acquired::New { token } | Acquired::Takeover { token, .. } => Some(token),
+                        Acquired::New { token } => Some(token),
+                        Acquired::Takeover { token, .. } => {
+                            took_over.store(true, std::sync::atomic::Ordering::Relaxed);
+                            Some(token)
+                        }
                         Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
                         Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
                         Acquired::InProgress { retry_after_secs } => {
@@ -150,6 +157,9 @@ where
     })
     .await;
     ticket.finish().await;
+    if let (true, Ok(outcome)) = (keyed, &result) {
+        count(runner.metrics, outcome, took_over.load(std::sync::atomic::Ordering::Relaxed));
+    }
     match result {
         Ok(outcome) => Ok(outcome),
         Err(CommandError::Reject(err)) => Ok(Outcome::Fresh(StoredResponse::from_error(&err))),
@@ -222,11 +232,14 @@ where
     db::begin(conn).await.map_err(DbError::from)?;
     let acquired = acquire(conn, &scope, &fingerprint, runner.clock.now(), runner.lease).await;
     let acquired = db::finish(conn, acquired).await.map_err(DbError::from)?;
-    let token = match acquired {
-        Acquired::New { token } | Acquired::Takeover { token, .. } => token,
-        Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
-        Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
-        Acquired::InProgress { retry_after_secs } => return Ok(Outcome::InProgress { retry_after_secs }),
+    let (token, took_over) = match acquired {
+        Acquired::New { token } => (token, false),
+        Acquired::Takeover { token, .. } => (token, true),
+        Acquired::Replay(stored) => return Ok(counted(runner.metrics, Outcome::Replayed(stored), false)),
+        Acquired::FingerprintConflict => return Ok(counted(runner.metrics, Outcome::FingerprintConflict, false)),
+        Acquired::InProgress { retry_after_secs } => {
+            return Ok(counted(runner.metrics, Outcome::InProgress { retry_after_secs }, false))
+        }
     };
     match work().await {
         Ok(response) => {
@@ -234,11 +247,28 @@ where
             if !stored {
                 tracing::warn!(operation = scope.operation, "claim was taken over; this result is not stored");
             }
-            Ok(Outcome::Fresh(response))
+            Ok(counted(runner.metrics, Outcome::Fresh(response), took_over))
         }
         Err(err) => {
             let _ = super::store::release(conn, &scope, token).await;
             Err(err)
         }
     }
+}
+
+/// Counts what the idempotency record decided (metrics).
+fn count(metrics: &crate::metrics::Metrics, outcome: &Outcome, took_over: bool) {
+    let label = match outcome {
+        Outcome::Fresh(_) if took_over => "takeover",
+        Outcome::Fresh(_) => "new",
+        Outcome::Replayed(_) => "replay",
+        Outcome::FingerprintConflict => "conflict",
+        Outcome::InProgress { .. } => "in_progress",
+    };
+    metrics.idempotency.with_label_values(&[label]).inc();
+}
+
+fn counted(metrics: &crate::metrics::Metrics, outcome: Outcome, took_over: bool) -> Outcome {
+    count(metrics, &outcome, took_over);
+    outcome
 }

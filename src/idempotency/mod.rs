@@ -143,6 +143,29 @@ impl StoredResponse {
     }
 }
 
+/// Records per purge statement, and at most this many statements per run.
+pub const PURGE_BATCH: i64 = 500;
+const PURGE_MAX_BATCHES: usize = 40;
+
+/// Removes records older than the retention (SPEC §4: kept at least 24 h by
+/// default), in small batches; returns how many went.
+pub async fn purge_expired(
+    pool: &crate::db::Pool,
+    now: chrono::DateTime<chrono::Utc>,
+    retention: chrono::Duration,
+) -> Result<usize, crate::db::DbError> {
+    let mut conn = pool.get().await?;
+    let mut total = 0;
+    for _ in 0..PURGE_MAX_BATCHES {
+        let n = store::purge_batch(&mut conn, now - retention, PURGE_BATCH).await?;
+        total += n;
+        if n < PURGE_BATCH as usize {
+            break;
+        }
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -147,3 +147,19 @@ pub async fn release(conn: &mut Conn, scope: &Scope, token: Uuid) -> QueryResult
     .await?;
     Ok(deleted == 1)
 }
+
+/// Deletes up to `batch` records created before `cutoff` (completed ones, and
+/// claims whose lease ran out too); returns how many went. Small batches keep
+/// each delete short next to live traffic.
+pub async fn purge_batch(conn: &mut Conn, cutoff: DateTime<Utc>, batch: i64) -> QueryResult<usize> {
+    diesel::sql_query(
+        "DELETE FROM idempotency_record WHERE ctid IN (
+             SELECT ctid FROM idempotency_record
+              WHERE created_at < $1 AND (state = 'COMPLETED' OR lease_expires_at < $1)
+              ORDER BY created_at LIMIT $2)",
+    )
+    .bind::<diesel::sql_types::Timestamptz, _>(cutoff)
+    .bind::<diesel::sql_types::BigInt, _>(batch)
+    .execute(conn)
+    .await
+}

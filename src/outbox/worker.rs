@@ -36,11 +36,26 @@ pub struct DeliveryWorker {
     provider: Provider,
     policy: RetryPolicy,
     bulkhead: Option<Arc<Bulkhead>>,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl DeliveryWorker {
     pub fn new(pool: Pool, clock: Arc<dyn Clock>, provider: Provider) -> Self {
-        DeliveryWorker { id: Uuid::new_v4(), pool, clock, provider, policy: RetryPolicy::default(), bulkhead: None }
+        DeliveryWorker {
+            id: Uuid::new_v4(),
+            pool,
+            clock,
+            provider,
+            policy: RetryPolicy::default(),
+            bulkhead: None,
+            metrics: Arc::default(),
+        }
+    }
+
+    /// Records delivery latency in the application's metrics.
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Does its database work in the bulkhead's background lane.
@@ -66,7 +81,11 @@ impl DeliveryWorker {
         let (label, applied) = db::finish(conn, settled).await?;
         match (label, applied) {
             (_, false) => summary.stale += 1,
-            ("DELIVERED", true) => summary.delivered += 1,
+            ("DELIVERED", true) => {
+                summary.delivered += 1;
+                let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
+                self.metrics.outbox_delivery.observe(waited);
+            }
             ("EXHAUSTED", true) => summary.exhausted += 1,
             _ => summary.retried += 1,
         }

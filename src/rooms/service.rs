@@ -39,7 +39,7 @@ pub async fn create(
     digest: &OwnerDigest,
 ) -> Result<Outcome, ApiError> {
     let guard = guard(tenant, "booking.create", Some(key), new, digest);
-    run_command(&state.runner(), guard, |conn, now| {
+    let outcome = run_command(&state.runner(), guard, |conn, now| {
         async move {
             // Inside the command, so that a retry after the start time replays
             // the first answer instead of being judged afresh.
@@ -49,7 +49,11 @@ pub async fn create(
         }
         .scope_boxed()
     })
-    .await
+    .await;
+    if let Ok(outcome) = &outcome {
+        crate::metrics::command_result(&state.metrics.bookings, outcome, "created");
+    }
+    outcome
 }
 
 pub async fn move_to(

@@ -68,6 +68,7 @@ pub struct Sweeper {
     running: Mutex<()>,
     /// The background lane of this process's bulkhead, when there is one.
     bulkhead: Option<Arc<Bulkhead>>,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Sweeper {
@@ -87,7 +88,14 @@ impl Sweeper {
             leader: Mutex::new(Gate::default()),
             running: Mutex::new(()),
             bulkhead: None,
+            metrics: Arc::default(),
         }
+    }
+
+    /// Counts ticks and items in the application's metrics.
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Runs each resource's transaction in the bulkhead's background lane.
@@ -125,8 +133,25 @@ impl Sweeper {
         *self.leader.lock().await = Gate::default();
     }
 
+    /// Whether this process holds the leader gate (as last checked).
+    pub async fn is_leader(&self) -> bool {
+        self.leader.lock().await.held
+    }
+
     /// One scheduled tick: skipped when busy or not leading.
     pub async fn tick(&self) -> Result<TickOutcome, DbError> {
+        let outcome = self.tick_once().await;
+        let label = match &outcome {
+            Ok(TickOutcome::Elected(_)) => "elected",
+            Ok(TickOutcome::NotLeader) => "not_leader",
+            Ok(TickOutcome::LocalBusy) => "local_busy",
+            Err(_) => "failed",
+        };
+        self.metrics.sweeper_ticks.with_label_values(&[label]).inc();
+        outcome
+    }
+
+    async fn tick_once(&self) -> Result<TickOutcome, DbError> {
         let Ok(_slot) = self.running.try_lock() else {
             return Ok(TickOutcome::LocalBusy);
         };
@@ -176,6 +201,15 @@ impl Sweeper {
                 crate::idempotency::CommandError::Reject(r) => DbError::Unavailable(r.message),
             })?;
             summary.add(&one);
+            let items = &self.metrics.sweeper_items;
+            for (kind, n) in [
+                ("expired_holds", one.expired_holds),
+                ("expired_offers", one.expired_offers),
+                ("promoted_entries", one.promoted_entries),
+                ("released_units", one.released_units),
+            ] {
+                items.with_label_values(&[kind]).inc_by(n as u64);
+            }
         }
         Ok(summary)
     }

@@ -7,6 +7,7 @@ mod browser;
 mod capacity;
 mod consistency;
 mod idempotency;
+mod operations;
 mod outbox;
 mod rooms;
 mod rooms_concurrency;

@@ -1,0 +1,208 @@
+//! Prometheus metrics (`/metrics`). Event counters are incremented where the
+//! event happens; state (outbox backlog, sweeper lag, pool use) is read when
+//! scraped. Labels carry route templates and codes, never owners, keys or
+//! digests.
+
+use std::sync::atomic::Ordering;
+
+use actix_web::{web, HttpResponse};
+use diesel::sql_types::{BigInt, Double, Nullable};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+use crate::state::AppState;
+
+pub struct Metrics {
+    pub registry: Registry,
+    pub http_requests: IntCounterVec,
+    pub http_duration: HistogramVec,
+    pub idempotency: IntCounterVec,
+    pub holds: IntCounterVec,
+    pub bookings: IntCounterVec,
+    pub tx_retries: IntCounter,
+    pub sweeper_ticks: IntCounterVec,
+    pub sweeper_leader: IntGauge,
+    pub sweeper_items: IntCounterVec,
+    pub sweeper_lag: prometheus::Gauge,
+    pub outbox: IntGaugeVec,
+    pub outbox_delivery: prometheus::Histogram,
+    pub admission: IntCounterVec,
+    pub pool: IntGaugeVec,
+    pub idempotency_purged: IntCounter,
+}
+
+fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
+    r.register(Box::new(c.clone())).expect("registered once");
+    c
+}
+
+fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    let g = IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
+    r.register(Box::new(g.clone())).expect("registered once");
+    g
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A registry of its own per application, so that two apps in one
+    /// process (tests) never mix their numbers.
+    pub fn new() -> Self {
+        let r = Registry::new_custom(Some("yeyak".into()), None).expect("registry");
+        let http_duration = HistogramVec::new(
+            HistogramOpts::new("http_request_duration_seconds", "HTTP request latency by route template")
+                .buckets(vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0]),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        r.register(Box::new(http_duration.clone())).expect("registered once");
+        let tx_retries =
+            IntCounter::new("db_tx_retries_total", "transactions re-run after a deadlock or serialization failure")
+                .expect("valid metric");
+        r.register(Box::new(tx_retries.clone())).expect("registered once");
+        let sweeper_leader =
+            IntGauge::new("sweeper_leader", "1 while this process holds the sweeper's leader gate").expect("valid");
+        r.register(Box::new(sweeper_leader.clone())).expect("registered once");
+        let sweeper_lag =
+            prometheus::Gauge::new("sweeper_lag_seconds", "age of the oldest expired hold or offer not yet swept")
+                .expect("valid");
+        r.register(Box::new(sweeper_lag.clone())).expect("registered once");
+        let outbox_delivery = prometheus::Histogram::with_opts(
+            HistogramOpts::new("outbox_delivery_seconds", "time from enqueue to delivery")
+                .buckets(vec![0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0]),
+        )
+        .expect("valid");
+        r.register(Box::new(outbox_delivery.clone())).expect("registered once");
+        let idempotency_purged =
+            IntCounter::new("idempotency_records_purged_total", "idempotency records removed after retention")
+                .expect("valid");
+        r.register(Box::new(idempotency_purged.clone())).expect("registered once");
+        Metrics {
+            http_requests: counter_vec(
+                &r,
+                "http_requests_total",
+                "HTTP requests by route template and status",
+                &["method", "route", "status"],
+            ),
+            idempotency: counter_vec(
+                &r,
+                "idempotency_outcomes_total",
+                "what acquiring an idempotency scope found",
+                &["outcome"],
+            ),
+            holds: counter_vec(&r, "holds_total", "hold commands by result and reason", &["result", "reason"]),
+            bookings: counter_vec(
+                &r,
+                "bookings_total",
+                "booking creations by result and reason",
+                &["result", "reason"],
+            ),
+            sweeper_ticks: counter_vec(&r, "sweeper_ticks_total", "sweeper ticks by outcome", &["outcome"]),
+            sweeper_items: counter_vec(&r, "sweeper_items_total", "items the sweeper processed", &["kind"]),
+            outbox: gauge_vec(&r, "outbox_deliveries", "notifications by status", &["status"]),
+            admission: counter_vec(&r, "admission_total", "admission decisions", &["outcome"]),
+            pool: gauge_vec(&r, "db_pool_connections", "PostgreSQL pool connections", &["state"]),
+            registry: r,
+            http_duration,
+            tx_retries,
+            sweeper_leader,
+            sweeper_lag,
+            outbox_delivery,
+            idempotency_purged,
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct Backlog {
+    #[diesel(sql_type = BigInt)]
+    pending: i64,
+    #[diesel(sql_type = BigInt)]
+    exhausted: i64,
+    #[diesel(sql_type = Nullable<Double>)]
+    lag: Option<f64>,
+}
+
+/// Copies a process-local atomic into a Prometheus counter.
+fn sync_counter(c: &IntCounter, current: u64) {
+    let seen = c.get();
+    if current > seen {
+        c.inc_by(current - seen);
+    }
+}
+
+pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
+    let m = &*state.metrics;
+    sync_counter(&m.tx_retries, state.db_stats.retries());
+    let a = state.admission.stats.snapshot();
+    for (outcome, value) in
+        [("admitted", a.admitted), ("rejected", a.rejected), ("fallback", a.fallback), ("suppressed", a.suppressed)]
+    {
+        sync_counter(&m.admission.with_label_values(&[outcome]), value);
+    }
+    let pool = state.pool.state();
+    m.pool.with_label_values(&["open"]).set(i64::from(pool.connections));
+    m.pool.with_label_values(&["idle"]).set(i64::from(pool.idle_connections));
+    m.pool.with_label_values(&["in_use"]).set(i64::from(pool.connections - pool.idle_connections));
+    m.sweeper_leader.set(i64::from(state.sweeper.is_leader().await));
+    if let Ok(mut conn) = state.pool.get().await {
+        let now = state.clock.now();
+        let backlog = diesel::sql_query(
+            "SELECT (SELECT count(*) FROM notification_outbox WHERE status = 'PENDING') AS pending,
+                    (SELECT count(*) FROM notification_outbox WHERE status = 'EXHAUSTED') AS exhausted,
+                    extract(epoch FROM $1 - LEAST(
+                        (SELECT min(expires_at) FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1),
+                        (SELECT min(expires_at) FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1)))::float8 AS lag",
+        )
+        .bind::<diesel::sql_types::Timestamptz, _>(now)
+        .get_result::<Backlog>(&mut conn)
+        .await;
+        if let Ok(b) = backlog {
+            m.outbox.with_label_values(&["pending"]).set(b.pending);
+            m.outbox.with_label_values(&["exhausted"]).set(b.exhausted);
+            m.sweeper_lag.set(b.lag.unwrap_or(0.0));
+        }
+    }
+    let mut out = Vec::new();
+    let _ = TextEncoder::new().encode(&m.registry.gather(), &mut out);
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(out)
+}
+
+impl Metrics {
+    /// Counts one finished request (called by the response middleware).
+    pub fn observe_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let m = self;
+        m.http_requests.with_label_values(&[method, route, &status.to_string()]).inc();
+        m.http_duration.with_label_values(&[method, route]).observe(seconds);
+    }
+}
+
+/// Reads an atomic without caring about ordering (metrics only).
+pub fn relaxed(a: &std::sync::atomic::AtomicU64) -> u64 {
+    a.load(Ordering::Relaxed)
+}
+
+/// Counts a command that ran now: `success` (2xx) or `rejected` with the
+/// stored error code as the reason. Replays and refusals before the
+/// command ran are counted by the idempotency outcomes instead.
+pub fn command_result(counter: &IntCounterVec, outcome: &crate::idempotency::Outcome, success: &str) {
+    if let crate::idempotency::Outcome::Fresh(stored) = outcome {
+        if (200..300).contains(&stored.status) {
+            counter.with_label_values(&[success, ""]).inc();
+        } else {
+            let code = serde_json::from_str::<serde_json::Value>(&stored.body)
+                .ok()
+                .and_then(|v| v["code"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| stored.status.to_string());
+            counter.with_label_values(&["rejected", &code]).inc();
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Operations: exact metric deltas, request ids in logs, retention purge.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use chrono::Duration;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+/// `name{labels}` → value, from the Prometheus text format.
+async fn metrics(app: &TestApp) -> HashMap<String, f64> {
+    let text = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let (k, v) = l.rsplit_once(' ')?;
+            Some((k.to_owned(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+fn delta(before: &HashMap<String, f64>, after: &HashMap<String, f64>, key: &str) -> f64 {
+    after.get(key).copied().unwrap_or(0.0) - before.get(key).copied().unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn metrics_count_exactly_what_happened() {
+    let app = TestApp::spawn().await;
+    let before = metrics(&app).await;
+
+    let b = booking("회의", &["A"], &at(1, 10, 0), &at(1, 11, 0));
+    assert_eq!(app.create_booking(TENANT_ONE, "alice", "m1", &b).await.status(), StatusCode::CREATED);
+    assert_eq!(app.create_booking(TENANT_ONE, "alice", "m1", &b).await.status(), StatusCode::CREATED); // replay
+    assert_eq!(app.create_booking(TENANT_ONE, "bob", "m2", &b).await.status(), StatusCode::CONFLICT); // taken
+    let other = booking("다른", &["A"], &at(1, 12, 0), &at(1, 13, 0));
+    assert_eq!(app.create_booking(TENANT_ONE, "alice", "m1", &other).await.status(), StatusCode::CONFLICT); // fingerprint
+    let hold = |owner: &'static str, key: &'static str| {
+        app.request(reqwest::Method::POST, "/api/resources/1/holds", TENANT_ONE, Some(owner))
+            .header("Idempotency-Key", key)
+            .json(&json!({}))
+            .send()
+    };
+    assert_eq!(hold("alice", "h1").await.unwrap().status(), StatusCode::CREATED);
+    assert_eq!(hold("bob", "h2").await.unwrap().status(), StatusCode::CONFLICT);
+    app.clock.advance(Duration::seconds(31));
+    assert!(matches!(app.state.sweeper.tick().await.unwrap(), yeyak::sweeper::TickOutcome::Elected(_)));
+
+    let after = metrics(&app).await;
+    let d = |k: &str| delta(&before, &after, k);
+    assert_eq!(d("yeyak_bookings_total{reason=\"\",result=\"created\"}"), 1.0);
+    assert_eq!(d("yeyak_bookings_total{reason=\"ROOM_TIME_TAKEN\",result=\"rejected\"}"), 1.0);
+    assert_eq!(d("yeyak_holds_total{reason=\"\",result=\"created\"}"), 1.0);
+    assert_eq!(d("yeyak_holds_total{reason=\"CAPACITY_EXHAUSTED_OR_STALE\",result=\"rejected\"}"), 1.0);
+    assert_eq!(d("yeyak_idempotency_outcomes_total{outcome=\"new\"}"), 4.0);
+    assert_eq!(d("yeyak_idempotency_outcomes_total{outcome=\"replay\"}"), 1.0);
+    assert_eq!(d("yeyak_idempotency_outcomes_total{outcome=\"conflict\"}"), 1.0);
+    assert_eq!(d("yeyak_http_requests_total{method=\"POST\",route=\"/api/bookings\",status=\"201\"}"), 2.0);
+    assert_eq!(d("yeyak_http_requests_total{method=\"POST\",route=\"/api/bookings\",status=\"409\"}"), 2.0);
+    assert_eq!(d("yeyak_http_requests_total{method=\"POST\",route=\"/api/resources/{id}/holds\",status=\"409\"}"), 1.0);
+    assert_eq!(d("yeyak_http_request_duration_seconds_count{method=\"POST\",route=\"/api/bookings\"}"), 4.0);
+    assert_eq!(d("yeyak_admission_total{outcome=\"admitted\"}"), 6.0);
+    assert_eq!(d("yeyak_sweeper_ticks_total{outcome=\"elected\"}"), 1.0);
+    assert_eq!(d("yeyak_sweeper_items_total{kind=\"expired_holds\"}"), 1.0);
+    assert_eq!(after["yeyak_sweeper_leader"], 1.0);
+    assert_eq!(after["yeyak_outbox_deliveries{status=\"pending\"}"], 1.0, "the hold-expired notification");
+    assert_eq!(after["yeyak_sweeper_lag_seconds"], 0.0);
+    assert!(after.contains_key("yeyak_db_pool_connections{state=\"in_use\"}"));
+}
+
+/// A log sink shared by this test binary (the subscriber is global).
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn capture_logs() -> Sink {
+    static SINK: OnceLock<Sink> = OnceLock::new();
+    SINK.get_or_init(|| {
+        let sink = Sink::default();
+        let writer = sink.clone();
+        tracing_subscriber::fmt()
+            .json()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::INFO)
+            .init();
+        sink
+    })
+    .clone()
+}
+
+#[tokio::test]
+async fn the_request_id_flows_into_the_logs_and_secrets_never_do() {
+    let logs = capture_logs();
+    let app = TestApp::spawn().await;
+    let res = app
+        .request(reqwest::Method::POST, "/api/bookings", TENANT_ONE, Some("owner-7f3a-very-private"))
+        .header("Idempotency-Key", "key-9c1e-very-private")
+        .header("X-Request-Id", "req-trace-0042")
+        .json(&booking("로그", &["B"], &at(1, 10, 0), &at(1, 11, 0)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["x-request-id"], "req-trace-0042");
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let line = text.lines().find(|l| l.contains("req-trace-0042")).expect("a log line carries the request id");
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["span"]["request_id"], "req-trace-0042");
+    assert_eq!(v["fields"]["route"], "/api/bookings");
+    assert_eq!(v["fields"]["status"], 201);
+    for secret in ["owner-7f3a-very-private", "key-9c1e-very-private", TENANT_ONE] {
+        assert!(!text.contains(secret), "logs must not contain {secret}");
+    }
+}
+
+#[tokio::test]
+async fn records_past_retention_are_purged_and_fresh_ones_kept() {
+    let app = TestApp::spawn().await;
+    for i in 0..3 {
+        app.create_booking(
+            TENANT_ONE,
+            "alice",
+            &format!("old-{i}"),
+            &booking("x", &["C"], &at(3, 8 + i, 0), &at(3, 8 + i, 30)),
+        )
+        .await;
+    }
+    app.clock.advance(Duration::hours(23));
+    app.create_booking(TENANT_ONE, "alice", "new", &booking("y", &["C"], &at(3, 14, 0), &at(3, 15, 0))).await;
+    use yeyak::clock::Clock;
+    let purged =
+        yeyak::idempotency::purge_expired(&app.state.pool, app.clock.now(), Duration::hours(24)).await.unwrap();
+    assert_eq!(purged, 0, "nothing is 24 h old yet");
+    app.clock.advance(Duration::hours(2));
+    let purged =
+        yeyak::idempotency::purge_expired(&app.state.pool, app.clock.now(), Duration::hours(24)).await.unwrap();
+    assert_eq!(purged, 3);
+    let left: Vec<String> = app
+        .db()
+        .await
+        .query("SELECT idempotency_key FROM idempotency_record", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(left, ["new"]);
+    // The bookings themselves stay.
+    assert_eq!(app.count("SELECT count(*) FROM reservation").await, 4);
+}
+
+#[tokio::test]
+async fn a_long_expired_in_progress_claim_shows_on_the_consistency_check() {
+    let app = TestApp::spawn().await;
+    use yeyak::clock::Clock;
+    let now = app.clock.now();
+    app.db()
+        .await
+        .execute(
+            "INSERT INTO idempotency_record (tenant, operation, idempotency_key, fingerprint, state, owner_token, lease_expires_at, created_at)
+             VALUES ('t1', 'admin.sweep', 'crashed', 'f', 'IN_PROGRESS', gen_random_uuid(), $1::text::timestamptz, $1::text::timestamptz)",
+            &[&(now - Duration::minutes(11)).to_rfc3339()],
+        )
+        .await
+        .unwrap();
+    let (ok, report) = app.consistency().await;
+    assert!(!ok);
+    let stale = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "idempotency_stale_in_progress")
+        .unwrap()
+        .clone();
+    assert_eq!(stale["count"], 1);
+    assert_eq!(stale["samples"][0]["operation"], "admin.sweep");
+}
