@@ -93,18 +93,25 @@ pub const ROOM_TIME_TAKEN_MESSAGE: &str = "이미 예약된 시간입니다";
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
-    pub details: Value,
+    /// Boxed: keeps `Result<_, ApiError>` small on every happy path.
+    pub details: Box<Value>,
     pub current_revision: Option<i64>,
     pub retry_after_secs: Option<u32>,
 }
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), details: json!({}), current_revision: None, retry_after_secs: None }
+        Self {
+            code,
+            message: message.into(),
+            details: Box::new(json!({})),
+            current_revision: None,
+            retry_after_secs: None,
+        }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = details;
+        self.details = Box::new(details);
         self
     }
 

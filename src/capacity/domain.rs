@@ -71,7 +71,7 @@ pub struct NewResource {
     pub policy_version: i32,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewResourceBody {
     pub code: String,
@@ -124,7 +124,7 @@ pub struct ResourceRow {
 }
 
 /// A resource as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceView {
     pub id: i64,
@@ -156,7 +156,7 @@ impl From<ResourceRow> for ResourceView {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hold {
     pub id: i64,
@@ -170,7 +170,7 @@ pub struct Hold {
     pub owner_digest: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Offer {
     pub id: i64,
@@ -187,7 +187,7 @@ pub struct Offer {
     pub owner_digest: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     pub id: i64,

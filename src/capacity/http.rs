@@ -2,38 +2,146 @@
 //! through the idempotency runner; every route but the resource list needs
 //! `X-Reservation-Owner`, and reads are for the owner only.
 
+use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use scoped_futures::ScopedBoxFuture;
 use scoped_futures::ScopedFutureExt;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::domain::{self, ExtendBy, NewResource, NewResourceBody, Quantity, ResourceView};
+use super::domain::{self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, Quantity, ResourceView};
 use super::holds::{self, HoldRequest};
 use super::waitlist::{self, JoinRequest};
 use super::{owner_mismatch, resources};
 use crate::auth::{Caller, OwnerDigest};
 use crate::db::{Conn, DbError};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{AdminCaller, ApiCaller, ApiJson, IdemKey, Owner};
+use crate::http::openapi::{Api, Op};
 use crate::idempotency::{run_command, CommandError, Fingerprint, Scope, StoredResponse};
 use crate::state::AppState;
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/resources", web::get().to(list_resources))
-        .route("/resources", web::post().to(create_resource))
-        .route("/resources/{id}/holds", web::post().to(create_hold))
-        .route("/holds/{id}", web::get().to(get_hold))
-        .route("/holds/{id}/confirm", web::post().to(confirm_hold))
-        .route("/holds/{id}/cancel", web::post().to(cancel_hold))
-        .route("/holds/{id}/extend", web::post().to(extend_hold))
-        .route("/resources/{id}/waitlist", web::post().to(join_waitlist))
-        .route("/waitlist/{id}", web::get().to(get_entry))
-        .route("/waitlist/{id}/cancel", web::post().to(leave_waitlist))
-        .route("/offers/{id}", web::get().to(get_offer))
-        .route("/offers/{id}/accept", web::post().to(accept_offer))
-        .route("/offers/{id}/decline", web::post().to(decline_offer));
+pub fn routes(api: &mut Api) {
+    use ErrorCode::*;
+    let post = |summary, status| Op::new::<Hold>(summary, status).owner().idempotent(true);
+    let hold_rules = [NotFound, OwnerMismatch, InvalidState, StaleRevision, PolicyVersionMismatch, HoldExpired];
+    let offer_rules = [NotFound, OwnerMismatch, InvalidState, StaleRevision, OfferExpired];
+    api.route(Method::GET, "/resources", Op::new::<ResourcesReply>("all capacity resources", 200), list_resources)
+        .route(
+            Method::POST,
+            "/resources",
+            Op::new::<ResourceView>("create a resource", 201)
+                .admin()
+                .owner()
+                .idempotent(true)
+                .body::<NewResourceBody>()
+                .errors(&[ResourceCodeTaken]),
+            create_resource,
+        )
+        .route(
+            Method::POST,
+            "/resources/{id}/holds",
+            post("take units with one conditional update", 201).body::<HoldBody>().errors(&[
+                NotFound,
+                CapacityExhaustedOrStale,
+                PolicyVersionMismatch,
+                ResourceClosed,
+                AdmissionRejected,
+            ]),
+            create_hold,
+        )
+        .route(
+            Method::GET,
+            "/holds/{id}",
+            Op::new::<Hold>("one hold (owner only)", 200).owner().errors(&[NotFound, OwnerMismatch]),
+            get_hold,
+        )
+        .route(
+            Method::POST,
+            "/holds/{id}/confirm",
+            post("confirm a held hold", 200).body::<TransitionBody>().errors(&hold_rules),
+            confirm_hold,
+        )
+        .route(
+            Method::POST,
+            "/holds/{id}/cancel",
+            post("cancel a hold; units go to the next waiter or back", 200)
+                .body::<TransitionBody>()
+                .errors(&hold_rules),
+            cancel_hold,
+        )
+        .route(
+            Method::POST,
+            "/holds/{id}/extend",
+            post("extend a held hold", 200).body::<ExtendBody>().errors(&hold_rules),
+            extend_hold,
+        )
+        .route(
+            Method::POST,
+            "/resources/{id}/waitlist",
+            Op::new::<Entry>("join the FIFO waitlist", 201).owner().idempotent(true).body::<HoldBody>().errors(&[
+                NotFound,
+                CapacityAvailable,
+                StaleRevision,
+                PolicyVersionMismatch,
+                ResourceClosed,
+            ]),
+            join_waitlist,
+        )
+        .route(
+            Method::GET,
+            "/waitlist/{id}",
+            Op::new::<Entry>("a waitlist entry with its place (owner only)", 200)
+                .owner()
+                .errors(&[NotFound, OwnerMismatch]),
+            get_entry,
+        )
+        .route(
+            Method::POST,
+            "/waitlist/{id}/cancel",
+            Op::new::<Entry>("leave the waitlist", 200).owner().idempotent(true).body::<RevisionBody>().errors(&[
+                NotFound,
+                OwnerMismatch,
+                InvalidState,
+                StaleRevision,
+            ]),
+            leave_waitlist,
+        )
+        .route(
+            Method::GET,
+            "/offers/{id}",
+            Op::new::<Offer>("an offer (owner only)", 200).owner().errors(&[NotFound, OwnerMismatch]),
+            get_offer,
+        )
+        .route(
+            Method::POST,
+            "/offers/{id}/accept",
+            Op::new::<Offer>("accept an offer: a CONFIRMED hold for the new owner", 200)
+                .owner()
+                .idempotent(true)
+                .body::<RevisionBody>()
+                .errors(&offer_rules),
+            accept_offer,
+        )
+        .route(
+            Method::POST,
+            "/offers/{id}/decline",
+            Op::new::<Offer>("decline an offer; units go to the next waiter or back", 200)
+                .owner()
+                .idempotent(true)
+                .body::<RevisionBody>()
+                .errors(&offer_rules),
+            decline_offer,
+        );
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourcesReply {
+    observed_at: DateTime<Utc>,
+    resources: Vec<ResourceView>,
 }
 
 /// Who acts, for whom, under which idempotency key.
@@ -75,7 +183,7 @@ async fn list_resources(state: web::Data<AppState>, _: ApiCaller) -> Result<Http
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let rows = resources::list(&mut conn).await.map_err(DbError::from)?;
     let views: Vec<ResourceView> = rows.into_iter().map(ResourceView::from).collect();
-    Ok(HttpResponse::Ok().json(json!({ "observedAt": state.clock.now(), "resources": views })))
+    Ok(HttpResponse::Ok().json(ResourcesReply { observed_at: state.clock.now(), resources: views }))
 }
 
 async fn create_resource(
@@ -99,9 +207,9 @@ async fn create_resource(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct HoldBody {
+pub struct HoldBody {
     expected_resource_revision: Option<i64>,
     policy_version: Option<i64>,
     quantity: Option<i64>,
@@ -167,9 +275,9 @@ async fn get_hold(
     owned(found, "hold", |h| &h.owner_digest, &owner.digest(&state, &caller))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct TransitionBody {
+pub struct TransitionBody {
     expected_revision: Option<i64>,
     policy_version: Option<i64>,
 }
@@ -222,9 +330,9 @@ async fn cancel_hold(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ExtendBody {
+pub struct ExtendBody {
     expected_revision: Option<i64>,
     extend_by_seconds: i64,
 }
@@ -299,9 +407,9 @@ async fn get_entry(
     owned(found, "waitlist entry", |e| &e.owner_digest, &owner.digest(&state, &caller))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RevisionBody {
+pub struct RevisionBody {
     expected_revision: Option<i64>,
 }
 

@@ -115,7 +115,7 @@ pub struct CheckContext {
     pub stale_lease_before: chrono::DateTime<chrono::Utc>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckResult {
     pub name: &'static str,
     pub description: &'static str,
@@ -123,7 +123,7 @@ pub struct CheckResult {
     pub samples: Vec<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     pub ok: bool,
     pub checks: Vec<CheckResult>,

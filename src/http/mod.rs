@@ -2,6 +2,7 @@
 
 pub mod extract;
 pub mod health;
+pub mod openapi;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -9,6 +10,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpResponse};
 
+use actix_web::http::Method;
+use openapi::{Api, Op};
 use tracing::Instrument;
 
 use crate::error::ApiError;
@@ -26,13 +29,41 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(health::readyz))
         .service(
             web::scope("/api")
-                .configure(crate::rooms::http::routes)
-                .configure(crate::capacity::http::routes)
-                .route("/admin/consistency", web::get().to(crate::consistency::api_consistency))
-                .route("/admin/sweep", web::post().to(crate::sweeper::http::sweep))
-                .route("/admin/outbox/{delivery_id}/redrive", web::post().to(crate::outbox::http::redrive))
+                .configure(|cfg| api_routes(&mut Api::new(cfg, "/api")))
+                .route("/openapi.json", web::get().to(openapi::serve))
                 .default_service(web::to(api_not_found)),
         );
+}
+
+/// Every JSON route, each registered with its documentation.
+fn api_routes(api: &mut Api) {
+    use crate::error::ErrorCode::*;
+    crate::rooms::http::routes(api);
+    crate::capacity::http::routes(api);
+    api.route(
+        Method::GET,
+        "/admin/consistency",
+        Op::new::<crate::consistency::Report>("every invariant check with its count and offending rows", 200).admin(),
+        crate::consistency::api_consistency,
+    )
+    .route(
+        Method::POST,
+        "/admin/sweep",
+        Op::new::<crate::sweeper::SweepSummary>("run one expiry sweep now", 200)
+            .admin()
+            .owner()
+            .idempotent(true)
+            .body::<crate::sweeper::http::SweepBody>(),
+        crate::sweeper::http::sweep,
+    )
+    .route(
+        Method::POST,
+        "/admin/outbox/{delivery_id}/redrive",
+        Op::new::<crate::outbox::http::Redriven>("give an EXHAUSTED delivery a fresh attempt budget", 200)
+            .admin()
+            .errors(&[NotFound, InvalidState]),
+        crate::outbox::http::redrive,
+    );
 }
 
 async fn api_not_found() -> HttpResponse {

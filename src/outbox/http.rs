@@ -10,6 +10,13 @@ use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::AdminCaller;
 use crate::state::AppState;
 
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Redriven {
+    delivery_id: String,
+    status: &'static str,
+}
+
 pub async fn redrive(
     state: web::Data<AppState>,
     _: AdminCaller,
@@ -22,7 +29,7 @@ pub async fn redrive(
     let before = db::finish(conn, result).await.map_err(DbError::from)?;
     match before.as_deref() {
         None => Err(ApiError::not_found("delivery")),
-        Some("EXHAUSTED") => Ok(HttpResponse::Ok().json(json!({ "deliveryId": id.as_str(), "status": "PENDING" }))),
+        Some("EXHAUSTED") => Ok(HttpResponse::Ok().json(Redriven { delivery_id: id.into_inner(), status: "PENDING" })),
         Some(other) => Err(ApiError::new(
             ErrorCode::InvalidState,
             format!("only EXHAUSTED deliveries can be re-driven, this one is {other}"),

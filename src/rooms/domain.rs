@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::error::{ApiError, ErrorCode};
 
 /// A room as configured in the `room` table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Room {
     pub code: String,
     pub name: String,

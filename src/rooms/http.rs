@@ -1,34 +1,105 @@
 //! JSON routes of SPEC §7.2. Handlers parse, authorise, call one store
 //! function through the idempotency runner, and map the result.
 
+use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::domain::{TimeRange, Title};
 use super::service;
-use super::store::{self, Actor, MoveBooking, NewBooking};
-use crate::error::ApiError;
+use super::store::{self, Actor, Booking, MoveBooking, NewBooking};
+use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{rfc3339, ApiCaller, ApiJson, IdemKey, Owner};
+use crate::http::openapi::{Api, Op};
 use crate::state::AppState;
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/rooms", web::get().to(list_rooms))
-        .route("/rooms/{code}/availability", web::get().to(availability))
-        .route("/bookings", web::get().to(list_bookings))
-        .route("/bookings", web::post().to(create_booking))
-        .route("/bookings/{id}", web::get().to(get_booking))
-        .route("/bookings/{id}", web::patch().to(move_booking))
-        .route("/bookings/{id}/cancel", web::post().to(cancel_booking));
+pub fn routes(api: &mut Api) {
+    use ErrorCode::*;
+    let rules =
+        [RoomCombinationNotAllowed, UnknownRoom, InvalidTimeRange, TimeNotMinuteAligned, BookingTooLong, BookingInPast];
+    api.route(
+        Method::GET,
+        "/rooms",
+        Op::new::<RoomsReply>("rooms and the combinations that may be booked together", 200),
+        list_rooms,
+    )
+    .route(
+        Method::GET,
+        "/rooms/{code}/availability",
+        Op::new::<AvailabilityReply>("free intervals of a room on a day", 200)
+            .query("date", "YYYY-MM-DD in the configured zone", true)
+            .errors(&[NotFound]),
+        availability,
+    )
+    .route(
+        Method::GET,
+        "/bookings",
+        Op::new::<BookingsReply>("bookings of a day or a window", 200)
+            .query("date", "YYYY-MM-DD (or from and to)", false)
+            .query("from", "RFC 3339 start of the window", false)
+            .query("to", "RFC 3339 end of the window", false)
+            .query("includeCancelled", "true to include cancelled bookings", false),
+        list_bookings,
+    )
+    .route(
+        Method::POST,
+        "/bookings",
+        Op::new::<Booking>("book one room or a linked run of rooms", 201)
+            .owner()
+            .idempotent(true)
+            .body::<CreateBody>()
+            .errors(&rules)
+            .errors(&[RoomTimeTaken]),
+        create_booking,
+    )
+    .route(Method::GET, "/bookings/{id}", Op::new::<Booking>("one booking", 200).errors(&[NotFound]), get_booking)
+    .route(
+        Method::PATCH,
+        "/bookings/{id}",
+        Op::new::<Booking>("move a booking (organizer or admin)", 200)
+            .owner()
+            .idempotent(false)
+            .body::<MoveBody>()
+            .errors(&rules)
+            .errors(&[RoomTimeTaken, NotFound, NotOrganizer, VersionConflict, InvalidState]),
+        move_booking,
+    )
+    .route(
+        Method::POST,
+        "/bookings/{id}/cancel",
+        Op::new::<Booking>("cancel a booking (organizer or admin)", 200)
+            .owner()
+            .idempotent(false)
+            .body::<CancelBody>()
+            .errors(&[NotFound, NotOrganizer, VersionConflict, InvalidState]),
+        cancel_booking,
+    );
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct RoomsReply {
+    rooms: Vec<crate::rooms::domain::Room>,
+    combinations: Vec<Vec<String>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct BookingsReply {
+    bookings: Vec<Booking>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AvailabilityReply {
+    room: String,
+    date: String,
+    free: Vec<store::FreeInterval>,
 }
 
 async fn list_rooms(state: web::Data<AppState>, _: ApiCaller) -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "rooms": state.rooms.rooms(),
-        "combinations": state.rooms.combinations(),
-    }))
+    HttpResponse::Ok()
+        .json(RoomsReply { rooms: state.rooms.rooms().to_vec(), combinations: state.rooms.combinations() })
 }
 
 /// The `[start, end)` of a calendar day in the configured zone, in UTC.
@@ -83,7 +154,7 @@ async fn list_bookings(
     let bookings = store::list(&mut conn, from, to, query.include_cancelled.unwrap_or(false))
         .await
         .map_err(crate::db::DbError::from)?;
-    Ok(HttpResponse::Ok().json(json!({ "bookings": bookings })))
+    Ok(HttpResponse::Ok().json(BookingsReply { bookings }))
 }
 
 async fn get_booking(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
@@ -107,17 +178,19 @@ async fn availability(
     let (from, to) = day_bounds(state.timezone, parse_date(&query.date)?);
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
     let free = store::free_intervals(&mut conn, &room.code, from, to).await.map_err(crate::db::DbError::from)?;
-    Ok(HttpResponse::Ok().json(json!({ "room": room.code, "date": query.date, "free": free })))
+    Ok(HttpResponse::Ok().json(AvailabilityReply { room: room.code.clone(), date: query.date.clone(), free }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreateBody {
+pub struct CreateBody {
     title: String,
     rooms: Vec<String>,
     #[serde(with = "rfc3339")]
+    #[schemars(with = "DateTime<Utc>")]
     starts_at: DateTime<Utc>,
     #[serde(with = "rfc3339")]
+    #[schemars(with = "DateTime<Utc>")]
     ends_at: DateTime<Utc>,
     organizer_name: Option<String>,
 }
@@ -145,12 +218,14 @@ async fn create_booking(
     Ok(outcome.into_response(true))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct MoveBody {
+pub struct MoveBody {
     #[serde(with = "rfc3339")]
+    #[schemars(with = "DateTime<Utc>")]
     starts_at: DateTime<Utc>,
     #[serde(with = "rfc3339")]
+    #[schemars(with = "DateTime<Utc>")]
     ends_at: DateTime<Utc>,
     title: Option<String>,
     expected_version: Option<i32>,
@@ -180,9 +255,9 @@ async fn move_booking(
     Ok(outcome.into_response(keyed))
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CancelBody {
+pub struct CancelBody {
     expected_version: Option<i32>,
 }
 

@@ -19,7 +19,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
 
 /// A booking as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, QueryableByName)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, QueryableByName, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Booking {
     #[diesel(sql_type = Int8)]
@@ -259,7 +259,7 @@ pub async fn cancel(
     Ok(Booking { cancelled_at: Some(now), version, ..booking })
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FreeInterval {
     #[diesel(sql_type = Timestamptz)]

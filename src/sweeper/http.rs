@@ -9,7 +9,7 @@ use crate::http::extract::{AdminCaller, ApiJson, IdemKey, Owner};
 use crate::idempotency::{run_claimed, Fingerprint, Scope, StoredResponse};
 use crate::state::AppState;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SweepBody {
     max_resources: Option<i64>,

@@ -13,7 +13,7 @@ use crate::idempotency::CommandError;
 use crate::outbox::{self, Intent};
 
 /// What a sweep did (`POST /api/admin/sweep`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SweepSummary {
     pub scanned_resources: i64,
