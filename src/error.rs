@@ -8,9 +8,23 @@ use serde_json::{json, Value};
 
 use crate::db::DbError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
+/// Declares the closed set of codes and `ErrorCode::ALL` from one list.
+macro_rules! error_codes {
+    ($($code:ident),* $(,)?) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+        #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        pub enum ErrorCode {
+            $($code),*
+        }
+
+        impl ErrorCode {
+            /// Every code, for the OpenAPI document.
+            pub const ALL: &[ErrorCode] = &[$(ErrorCode::$code),*];
+        }
+    };
+}
+
+error_codes!(
     MalformedRequest,
     IdempotencyKeyRequired,
     Unauthenticated,
@@ -42,7 +56,7 @@ pub enum ErrorCode {
     ResourceCodeTaken,
     DatabaseUnavailable,
     Internal,
-}
+);
 
 impl ErrorCode {
     pub fn status(self) -> StatusCode {

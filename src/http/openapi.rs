@@ -154,43 +154,7 @@ fn hoist(schema: &Schema, components: &mut Map<String, Value>) -> Value {
 }
 
 fn all_codes() -> Vec<Value> {
-    use ErrorCode::*;
-    [
-        MalformedRequest,
-        IdempotencyKeyRequired,
-        Unauthenticated,
-        Forbidden,
-        OwnerMismatch,
-        NotFound,
-        IdempotencyFingerprintConflict,
-        CommandInProgress,
-        CapacityExhaustedOrStale,
-        StaleRevision,
-        PolicyVersionMismatch,
-        ResourceClosed,
-        InvalidState,
-        CapacityAvailable,
-        HoldExpired,
-        OfferExpired,
-        PayloadTooLarge,
-        UnsupportedMediaType,
-        AdmissionRejected,
-        RoomTimeTaken,
-        RoomCombinationNotAllowed,
-        UnknownRoom,
-        InvalidTimeRange,
-        TimeNotMinuteAligned,
-        BookingTooLong,
-        BookingInPast,
-        VersionConflict,
-        NotOrganizer,
-        ResourceCodeTaken,
-        DatabaseUnavailable,
-        Internal,
-    ]
-    .iter()
-    .map(|c| serde_json::to_value(c).expect("codes serialise"))
-    .collect()
+    ErrorCode::ALL.iter().map(|c| serde_json::to_value(c).expect("codes serialise")).collect()
 }
 
 /// The whole document.
