@@ -196,6 +196,27 @@ async fn the_openapi_document_parses_and_lists_every_route() {
     assert_eq!(spec.openapi, "3.1.0");
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
 
+    // Validated against the official OpenAPI 3.1 schema (openapi-spec-validator
+    // from PyPI ships it; .ci/run installs it).
+    let file = std::env::temp_dir().join(format!("yeyak-openapi-{}.json", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, &text).unwrap();
+    let check = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from openapi_spec_validator import validate; \
+             from openapi_spec_validator.readers import read_from_filename; \
+             validate(read_from_filename(sys.argv[1])[0]); print('valid')",
+        ])
+        .arg(&file)
+        .output()
+        .expect("python3 runs");
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        check.status.success(),
+        "the document must validate against the OpenAPI 3.1 schema (pip install openapi-spec-validator): {}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
     // Every route the app registered is documented, and nothing else.
     let mut documented: Vec<(String, String)> = doc["paths"]
         .as_object()
