@@ -153,3 +153,42 @@ mod tests {
         assert!(!verify_password("garbage", "x"));
     }
 }
+
+/// Failures counted within this window…
+const FAILURE_WINDOW_MINUTES: i64 = 15;
+/// …before sign-in for that name is locked, for 1 min doubling to 15 min.
+const FREE_FAILURES: i32 = 5;
+
+/// Until when sign-in for `username` is locked, if it is.
+pub async fn locked_until(conn: &mut Conn, username: &str, now: DateTime<Utc>) -> QueryResult<Option<DateTime<Utc>>> {
+    use crate::db::schema::staff_login_throttle as t;
+    let until: Option<Option<DateTime<Utc>>> =
+        t::table.find(username).select(t::locked_until).first(conn).await.optional()?;
+    Ok(until.flatten().filter(|u| *u > now))
+}
+
+/// Counts a failed sign-in (one statement, so concurrent failures all count).
+pub async fn record_failure(conn: &mut Conn, username: &str, now: DateTime<Utc>) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO staff_login_throttle AS t (username, failures, window_start) VALUES ($1, 1, $2)
+         ON CONFLICT (username) DO UPDATE SET
+           failures = CASE WHEN t.window_start < $2 - make_interval(mins => $3) THEN 1 ELSE t.failures + 1 END,
+           window_start = CASE WHEN t.window_start < $2 - make_interval(mins => $3) THEN $2 ELSE t.window_start END,
+           locked_until = CASE WHEN t.window_start >= $2 - make_interval(mins => $3) AND t.failures + 1 >= $4
+                               THEN $2 + LEAST(make_interval(mins => 15), make_interval(mins => 1) * power(2, t.failures + 1 - $4))
+                               ELSE t.locked_until END",
+    )
+    .bind::<diesel::sql_types::Text, _>(username)
+    .bind::<diesel::sql_types::Timestamptz, _>(now)
+    .bind::<diesel::sql_types::Integer, _>(FAILURE_WINDOW_MINUTES as i32)
+    .bind::<diesel::sql_types::Integer, _>(FREE_FAILURES)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn clear_failures(conn: &mut Conn, username: &str) -> QueryResult<()> {
+    use crate::db::schema::staff_login_throttle as t;
+    diesel::delete(t::table.find(username)).execute(conn).await?;
+    Ok(())
+}

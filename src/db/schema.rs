@@ -186,3 +186,12 @@ diesel::table! {
 
 diesel::joinable!(staff_session -> staff_user (user_id));
 diesel::allow_tables_to_appear_in_same_query!(staff_user, staff_session);
+
+diesel::table! {
+    staff_login_throttle (username) {
+        username -> Text,
+        failures -> Int4,
+        window_start -> Timestamptz,
+        locked_until -> Nullable<Timestamptz>,
+    }
+}

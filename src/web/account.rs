@@ -51,15 +51,22 @@ pub async fn login(
     }
     let username = form.get("username").trim().to_owned();
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let user = if staff::valid_username(&username) {
-        staff::authenticate(&mut conn, &username, form.get("password")).await?
-    } else {
-        None
-    };
+    let now = state.clock.now();
+    let valid = staff::valid_username(&username);
+    if valid && staff::locked_until(&mut conn, &username, now).await?.is_some() {
+        // Not even checked: repeated failures slow guessing down.
+        let message = Notice::error("로그인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.");
+        return Ok(login_page(&req, &state, &username, Some(message), StatusCode::TOO_MANY_REQUESTS));
+    }
+    let user = if valid { staff::authenticate(&mut conn, &username, form.get("password")).await? } else { None };
     let Some(user) = user else {
+        if valid {
+            staff::record_failure(&mut conn, &username, now).await?;
+        }
         let message = Notice::error("아이디 또는 비밀번호가 올바르지 않습니다.");
         return Ok(login_page(&req, &state, &username, Some(message), StatusCode::UNAUTHORIZED));
     };
+    staff::clear_failures(&mut conn, &username).await?;
     if let Some(old) = req.cookie(SESSION_COOKIE) {
         staff::end_session(&mut conn, old.value()).await?;
     }

@@ -375,3 +375,29 @@ async fn titles_are_shown_as_text_and_admin_pages_work() {
     let again = b.get("/admin/staff").await;
     assert!(!again.html.contains(&key), "shown once");
 }
+
+#[tokio::test]
+async fn repeated_failed_sign_ins_lock_that_name_for_a_while() {
+    let app = TestApp::spawn().await;
+    let b = Browser::new(&app);
+    for i in 0..5 {
+        assert_eq!(b.sign_in(ADMIN_USER, &format!("guess-{i}")).await.status, StatusCode::UNAUTHORIZED);
+    }
+    // Now even the right password is not checked.
+    let locked = b.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    assert_eq!(locked.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(locked.html.contains("로그인 시도가 너무 많습니다"));
+    // Unknown names are throttled the same way, and other names are not affected.
+    for _ in 0..6 {
+        b.sign_in("nobody", "x").await;
+    }
+    assert_eq!(b.sign_in("nobody", "x").await.status, StatusCode::TOO_MANY_REQUESTS);
+    app.clock.advance(chrono::Duration::seconds(61));
+    let ok = b.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "unlocked after the pause");
+    assert_eq!(
+        app.count("SELECT count(*) FROM staff_login_throttle WHERE username = 'admin'").await,
+        0,
+        "success clears the count"
+    );
+}
