@@ -140,20 +140,6 @@ pub async fn end_session(conn: &mut Conn, token: &str) -> QueryResult<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passwords_round_trip() {
-        let h = hash_password("비밀번호-123");
-        assert!(h.starts_with("$argon2id$"));
-        assert!(verify_password(&h, "비밀번호-123"));
-        assert!(!verify_password(&h, "wrong"));
-        assert!(!verify_password("garbage", "x"));
-    }
-}
-
 /// Failures counted within this window…
 const FAILURE_WINDOW_MINUTES: i64 = 15;
 /// …before sign-in for that name is locked, for 1 min doubling to 15 min.
@@ -191,4 +177,18 @@ pub async fn clear_failures(conn: &mut Conn, username: &str) -> QueryResult<()> 
     use crate::db::schema::staff_login_throttle as t;
     diesel::delete(t::table.find(username)).execute(conn).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_round_trip() {
+        let h = hash_password("비밀번호-123");
+        assert!(h.starts_with("$argon2id$"));
+        assert!(verify_password(&h, "비밀번호-123"));
+        assert!(!verify_password(&h, "wrong"));
+        assert!(!verify_password("garbage", "x"));
+    }
 }
