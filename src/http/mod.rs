@@ -70,6 +70,9 @@ async fn api_not_found() -> HttpResponse {
     actix_web::ResponseError::error_response(&ApiError::not_found("route"))
 }
 
+/// Largest total size of request headers we read.
+const MAX_HEADER_BYTES: usize = 16 * 1024;
+
 /// A client's request id is echoed when sane (`[A-Za-z0-9._-]{8,80}`),
 /// otherwise one is generated.
 pub fn request_id(req: &ServiceRequest) -> String {
@@ -84,13 +87,22 @@ pub fn request_id(req: &ServiceRequest) -> String {
 /// Security headers and `X-Request-Id` on every response; `no-store` on the API.
 pub async fn response_headers(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
     let id = request_id(&req);
+    let header_bytes: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len()).sum();
+    if header_bytes > MAX_HEADER_BYTES {
+        let refused =
+            ApiError::malformed("headers", format!("request headers must stay under {MAX_HEADER_BYTES} bytes"));
+        let mut res = req.into_response(actix_web::ResponseError::error_response(&refused));
+        res.headers_mut()
+            .insert(header::HeaderName::from_static("x-request-id"), HeaderValue::from_str(&id).expect("sane id"));
+        return Ok(res);
+    }
     let is_api = req.path().starts_with("/api/") || req.path() == "/healthz" || req.path() == "/readyz";
     let span = tracing::info_span!("request", method = %req.method(), path = %req.path(), request_id = %id);
     let started = std::time::Instant::now();
-    let mut res = next.call(req).instrument(span.clone()).await?;
+    let mut res = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
     let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let method = res.request().method().to_string();
     let elapsed = started.elapsed();
