@@ -147,8 +147,12 @@ where
             };
             if let (Some(token), Some((scope, _))) = (token, guard) {
                 if !finalize(conn, scope, token, &response, now).await? {
-                    // Someone took the claim over while we worked: our result must not land.
-                    return Ok(Outcome::InProgress { retry_after_secs: 1 });
+                    // Someone took the claim over while we worked: roll our
+                    // mutation back with everything else; it must not land.
+                    return Err(CommandError::Reject(
+                        ApiError::new(ErrorCode::CommandInProgress, "the same command is in progress; retry later")
+                            .with_retry_after(1),
+                    ));
                 }
             }
             Ok(Outcome::Fresh(response))
