@@ -11,7 +11,7 @@ use std::time::Duration;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::QueryResult;
 use diesel_async::pooled_connection::bb8::{Pool as Bb8Pool, RunError};
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, PoolableConnection};
 use diesel_async::RunQueryDsl;
 use diesel_async::{AnsiTransactionManager, AsyncConnection, AsyncPgConnection, TransactionManager};
 use futures_util::FutureExt;
@@ -170,6 +170,12 @@ where
                 let jitter = rand::thread_rng().gen_range(1..=10u64) * u64::from(attempt);
                 tokio::time::sleep(Duration::from_millis(jitter)).await;
                 attempt += 1;
+            }
+            // A connection that died under us (backend terminated, server
+            // restarting) is an outage, whatever the server said last: 503.
+            Err(e) if !e.is_retryable() && PoolableConnection::is_broken(conn) => {
+                drop(e);
+                return Err(E::from(DbError::Unavailable("the database connection was lost".into())));
             }
             other => return other,
         }

@@ -6,6 +6,7 @@ mod admission;
 mod browser;
 mod capacity;
 mod consistency;
+mod drills;
 mod hostile;
 mod idempotency;
 mod operations;
