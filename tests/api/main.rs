@@ -7,6 +7,7 @@ mod browser;
 mod capacity;
 mod consistency;
 mod drills;
+mod fuzz;
 mod hostile;
 mod idempotency;
 mod operations;
