@@ -174,6 +174,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
                 &body
             };
             let text = std::str::from_utf8(body).map_err(|_| ApiError::malformed("body", "is not valid UTF-8"))?;
+            // serde would read a JSON array into a struct by position; bodies are objects.
+            if !text.trim_start().starts_with('{') {
+                return Err(ApiError::malformed("body", "must be a JSON object"));
+            }
             let de = &mut serde_json::Deserializer::from_str(text);
             serde_path_to_error::deserialize(de).map(ApiJson).map_err(|e| {
                 let reason = e.inner().to_string();
