@@ -280,3 +280,53 @@ async fn a_duplicate_in_flight_is_suppressed_before_postgresql_and_replayed_afte
     assert_eq!(again, first_body);
     assert_eq!(app.count("SELECT count(*) FROM capacity_hold").await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_stopped_and_started_under_concurrent_load_never_costs_a_command() {
+    let mut redis = RedisServer::start().await;
+    let url = redis.url();
+    let app = Arc::new(
+        TestApp::spawn_with(|c| {
+            c.redis_url = Some(url);
+            c.redis_breaker_open_ms = 100;
+            c.admission_wait_ms = 10_000;
+        })
+        .await,
+    );
+    let id = big_resource(&app, "load").await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|c| {
+            let (app, stop) = (app.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut statuses = Vec::new();
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    statuses.push(hold(&app, id, &format!("c{c}"), &format!("c{c}-{n}")).await.0);
+                    n += 1;
+                }
+                statuses
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    redis.stop();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    redis.resume().await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut created = 0;
+    for c in clients {
+        for status in c.await.unwrap() {
+            assert_eq!(status, StatusCode::CREATED, "every command succeeds through the outage");
+            created += 1;
+        }
+    }
+    let seen = counters(&app);
+    assert!(seen.fallback >= 1, "some commands ran while Redis was down: {seen:?}");
+    assert_eq!(
+        app.count(&format!("SELECT occupied_count::bigint FROM capacity_resource WHERE id = {id}")).await,
+        created
+    );
+    app.assert_consistent().await;
+}
