@@ -91,18 +91,17 @@ pub async fn response_headers(
 ) -> Result<ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
     let id = request_id(&req);
     let header_bytes: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len()).sum();
-    if header_bytes > MAX_HEADER_BYTES {
-        let refused =
-            ApiError::malformed("headers", format!("request headers must stay under {MAX_HEADER_BYTES} bytes"));
-        let mut res = req.into_response(actix_web::ResponseError::error_response(&refused));
-        res.headers_mut()
-            .insert(header::HeaderName::from_static("x-request-id"), HeaderValue::from_str(&id).expect("sane id"));
-        return Ok(res);
-    }
     let is_api = req.path().starts_with("/api/") || req.path() == "/healthz" || req.path() == "/readyz";
     let span = tracing::info_span!("request", method = %req.method(), path = %req.path(), request_id = %id);
     let started = std::time::Instant::now();
-    let mut res = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
+    let mut res = if header_bytes > MAX_HEADER_BYTES {
+        // Refused before any handler runs; still gets every header below.
+        let refused =
+            ApiError::malformed("headers", format!("request headers must stay under {MAX_HEADER_BYTES} bytes"));
+        req.into_response(actix_web::ResponseError::error_response(&refused))
+    } else {
+        next.call(req).instrument(span.clone()).await?.map_into_boxed_body()
+    };
     let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let method = res.request().method().to_string();
     let elapsed = started.elapsed();
