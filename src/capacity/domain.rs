@@ -44,6 +44,39 @@ impl ExtendBy {
     }
 }
 
+/// What a hold or a waitlist join asks for: units, and optionally the
+/// resource revision and policy version the client saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnitsAsk {
+    pub quantity: Quantity,
+    pub expected_resource_revision: Option<i64>,
+    pub policy_version: Option<i32>,
+}
+
+impl UnitsAsk {
+    pub fn parse(
+        quantity: Option<i64>,
+        expected_resource_revision: Option<i64>,
+        policy_version: Option<i64>,
+    ) -> Result<Self, ApiError> {
+        Ok(UnitsAsk {
+            quantity: Quantity::parse(quantity)?,
+            expected_resource_revision: parse_revision("expectedResourceRevision", expected_resource_revision)?,
+            policy_version: parse_policy(policy_version)?,
+        })
+    }
+
+    /// What the idempotency fingerprint of a command on `resource_id` covers.
+    pub fn payload(&self, resource_id: i64) -> serde_json::Value {
+        serde_json::json!({
+            "resourceId": resource_id,
+            "quantity": self.quantity.get(),
+            "expectedResourceRevision": self.expected_resource_revision,
+            "policyVersion": self.policy_version,
+        })
+    }
+}
+
 /// A revision the client expects (`expectedRevision`, `expectedResourceRevision`).
 pub fn parse_revision(field: &str, raw: Option<i64>) -> Result<Option<i64>, ApiError> {
     match raw {

@@ -6,7 +6,7 @@ use diesel::sql_types::{Int4, Int8, Nullable, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
-use super::domain::{ExtendBy, Hold, Quantity};
+use super::domain::{ExtendBy, Hold, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources};
 use crate::auth::OwnerDigest;
 use crate::db::schema::capacity_hold as hold;
@@ -36,14 +36,6 @@ pub const COLUMNS: HoldColumns = (
     hold::owner_digest,
 );
 
-/// What a hold request asks for.
-#[derive(Debug, Clone, Copy)]
-pub struct HoldRequest {
-    pub quantity: Quantity,
-    pub expected_resource_revision: Option<i64>,
-    pub policy_version: Option<i32>,
-}
-
 #[derive(QueryableByName)]
 struct Occupied {
     #[diesel(sql_type = Int4)]
@@ -57,7 +49,7 @@ pub async fn create(
     conn: &mut Conn,
     resource_id: i64,
     owner: &OwnerDigest,
-    ask: HoldRequest,
+    ask: UnitsAsk,
     now: DateTime<Utc>,
     ttl: Duration,
 ) -> Result<Hold, CommandError> {
@@ -100,7 +92,7 @@ pub async fn create(
 
 /// Names the reason a conditional UPDATE matched no row. The decision was
 /// already made by the UPDATE; this read only words the answer.
-async fn why_not_occupied(conn: &mut Conn, resource_id: i64, ask: HoldRequest) -> Result<ApiError, CommandError> {
+async fn why_not_occupied(conn: &mut Conn, resource_id: i64, ask: UnitsAsk) -> Result<ApiError, CommandError> {
     let Some(r) = resources::find(conn, resource_id).await? else {
         return Ok(ApiError::not_found("resource"));
     };

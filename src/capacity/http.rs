@@ -11,9 +11,9 @@ use scoped_futures::ScopedFutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::domain::{self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, Quantity, ResourceView};
-use super::holds::{self, HoldRequest};
-use super::waitlist::{self, JoinRequest};
+use super::domain::{self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, ResourceView, UnitsAsk};
+use super::holds;
+use super::waitlist;
 use super::{owner_mismatch, resources};
 use crate::auth::{Caller, OwnerDigest};
 use crate::db::{Conn, DbError};
@@ -224,21 +224,9 @@ async fn create_hold(
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<HttpResponse, ApiError> {
     let resource_id = id.into_inner();
-    let ask = HoldRequest {
-        quantity: Quantity::parse(body.quantity)?,
-        expected_resource_revision: domain::parse_revision(
-            "expectedResourceRevision",
-            body.expected_resource_revision,
-        )?,
-        policy_version: domain::parse_policy(body.policy_version)?,
-    };
+    let ask = UnitsAsk::parse(body.quantity, body.expected_resource_revision, body.policy_version)?;
     let digest = owner.digest(&state, &caller);
-    let payload = json!({
-        "resourceId": resource_id,
-        "quantity": ask.quantity.get(),
-        "expectedResourceRevision": ask.expected_resource_revision,
-        "policyVersion": ask.policy_version,
-    });
+    let payload = ask.payload(resource_id);
     let (d, ttl) = (&digest, state.hold_ttl);
     once(
         Acting { state: &state, caller: &caller, digest: &digest, key },
@@ -370,21 +358,9 @@ async fn join_waitlist(
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<HttpResponse, ApiError> {
     let resource_id = id.into_inner();
-    let ask = JoinRequest {
-        quantity: Quantity::parse(body.quantity)?,
-        expected_resource_revision: domain::parse_revision(
-            "expectedResourceRevision",
-            body.expected_resource_revision,
-        )?,
-        policy_version: domain::parse_policy(body.policy_version)?,
-    };
+    let ask = UnitsAsk::parse(body.quantity, body.expected_resource_revision, body.policy_version)?;
     let digest = owner.digest(&state, &caller);
-    let payload = json!({
-        "resourceId": resource_id,
-        "quantity": ask.quantity.get(),
-        "expectedResourceRevision": ask.expected_resource_revision,
-        "policyVersion": ask.policy_version,
-    });
+    let payload = ask.payload(resource_id);
     let d = &digest;
     once(
         Acting { state: &state, caller: &caller, digest: &digest, key },

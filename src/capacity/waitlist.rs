@@ -7,20 +7,13 @@ use diesel::sql_types::{Int4, Int8, Nullable, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
-use super::domain::{Entry, Offer, Quantity};
+use super::domain::{Entry, Offer, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision};
 use crate::auth::OwnerDigest;
 use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
-
-#[derive(Debug, Clone, Copy)]
-pub struct JoinRequest {
-    pub quantity: Quantity,
-    pub expected_resource_revision: Option<i64>,
-    pub policy_version: Option<i32>,
-}
 
 #[derive(QueryableByName)]
 struct Sequenced {
@@ -36,7 +29,7 @@ pub async fn join(
     conn: &mut Conn,
     resource_id: i64,
     owner: &OwnerDigest,
-    ask: JoinRequest,
+    ask: UnitsAsk,
     now: DateTime<Utc>,
 ) -> Result<Entry, CommandError> {
     let sequenced: Option<Sequenced> = diesel::sql_query(
@@ -76,7 +69,7 @@ pub async fn join(
     find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
 
-async fn why_not_joined(conn: &mut Conn, resource_id: i64, ask: JoinRequest) -> Result<ApiError, CommandError> {
+async fn why_not_joined(conn: &mut Conn, resource_id: i64, ask: UnitsAsk) -> Result<ApiError, CommandError> {
     let Some(r) = resources::find(conn, resource_id).await? else {
         return Ok(ApiError::not_found("resource"));
     };
