@@ -1,7 +1,7 @@
 //! Capacity values and wire shapes (SPEC §3, §7.1). No I/O.
 
 use chrono::{DateTime, Utc};
-use diesel::Queryable;
+use diesel::{Queryable, Selectable};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -140,8 +140,9 @@ impl NewResource {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable)]
 #[serde(rename_all = "camelCase")]
+#[diesel(table_name = crate::db::schema::capacity_resource)]
 pub struct ResourceRow {
     pub id: i64,
     pub code: String,
@@ -189,8 +190,9 @@ impl From<ResourceRow> for ResourceView {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[diesel(table_name = crate::db::schema::capacity_hold)]
 pub struct Hold {
     pub id: i64,
     pub resource_id: i64,
@@ -203,8 +205,9 @@ pub struct Hold {
     pub owner_digest: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[diesel(table_name = crate::db::schema::capacity_offer)]
 pub struct Offer {
     pub id: i64,
     pub resource_id: i64,

@@ -14,28 +14,6 @@ use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
 
-type HoldColumns = (
-    hold::id,
-    hold::resource_id,
-    hold::state,
-    hold::quantity,
-    hold::revision,
-    hold::policy_version,
-    hold::expires_at,
-    hold::owner_digest,
-);
-
-pub const COLUMNS: HoldColumns = (
-    hold::id,
-    hold::resource_id,
-    hold::state,
-    hold::quantity,
-    hold::revision,
-    hold::policy_version,
-    hold::expires_at,
-    hold::owner_digest,
-);
-
 #[derive(QueryableByName)]
 struct Occupied {
     #[diesel(sql_type = Int4)]
@@ -84,7 +62,7 @@ pub async fn create(
             hold::created_at.eq(now),
             hold::updated_at.eq(now),
         ))
-        .returning(COLUMNS)
+        .returning(Hold::as_returning())
         .get_result(conn)
         .await?;
     Ok(created)
@@ -113,14 +91,14 @@ async fn why_not_occupied(conn: &mut Conn, resource_id: i64, ask: UnitsAsk) -> R
 }
 
 pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Hold>> {
-    hold::table.find(id).select(COLUMNS).first(conn).await.optional()
+    hold::table.find(id).select(Hold::as_select()).first(conn).await.optional()
 }
 
 /// Locks a hold and checks that `owner` owns it.
 async fn lock_owned(conn: &mut Conn, id: i64, owner: &OwnerDigest) -> Result<Hold, CommandError> {
     let h: Hold = hold::table
         .find(id)
-        .select(COLUMNS)
+        .select(Hold::as_select())
         .for_update()
         .first(conn)
         .await
@@ -144,7 +122,7 @@ fn check_not_expired(h: &Hold, now: DateTime<Utc>) -> Result<(), ApiError> {
 async fn set_state(conn: &mut Conn, id: i64, state: &str, now: DateTime<Utc>) -> QueryResult<Hold> {
     diesel::update(hold::table.find(id))
         .set((hold::state.eq(state), hold::revision.eq(hold::revision + 1), hold::updated_at.eq(now)))
-        .returning(COLUMNS)
+        .returning(Hold::as_returning())
         .get_result(conn)
         .await
 }
@@ -223,7 +201,7 @@ pub async fn extend(
             hold::revision.eq(hold::revision + 1),
             hold::updated_at.eq(now),
         ))
-        .returning(COLUMNS)
+        .returning(Hold::as_returning())
         .get_result(conn)
         .await?;
     Ok(extended)

@@ -11,38 +11,12 @@ use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
 
-type ResourceColumns = (
-    res::id,
-    res::code,
-    res::name,
-    res::state,
-    res::capacity,
-    res::occupied_count,
-    res::revision,
-    res::policy_version,
-    res::timezone,
-    res::waiting_count,
-);
-
-pub const COLUMNS: ResourceColumns = (
-    res::id,
-    res::code,
-    res::name,
-    res::state,
-    res::capacity,
-    res::occupied_count,
-    res::revision,
-    res::policy_version,
-    res::timezone,
-    res::waiting_count,
-);
-
 pub async fn list(conn: &mut Conn) -> QueryResult<Vec<ResourceRow>> {
-    res::table.order(res::id).select(COLUMNS).load(conn).await
+    res::table.order(res::id).select(ResourceRow::as_select()).load(conn).await
 }
 
 pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<ResourceRow>> {
-    res::table.find(id).select(COLUMNS).first(conn).await.optional()
+    res::table.find(id).select(ResourceRow::as_select()).first(conn).await.optional()
 }
 
 /// Locks the resource row: every transition that moves units between owners
@@ -50,7 +24,7 @@ pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<ResourceRow>> 
 pub async fn lock(conn: &mut Conn, id: i64) -> Result<ResourceRow, CommandError> {
     res::table
         .find(id)
-        .select(COLUMNS)
+        .select(ResourceRow::as_select())
         .for_update()
         .first(conn)
         .await
@@ -69,7 +43,7 @@ pub async fn create(conn: &mut Conn, new: &NewResource, now: DateTime<Utc>) -> R
             res::created_at.eq(now),
             res::updated_at.eq(now),
         ))
-        .returning(COLUMNS)
+        .returning(ResourceRow::as_returning())
         .get_result(conn)
         .await;
     match inserted {

@@ -186,32 +186,8 @@ pub async fn leave(
     find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
 
-type OfferColumns = (
-    offer::id,
-    offer::resource_id,
-    offer::entry_id,
-    offer::state,
-    offer::revision,
-    offer::expires_at,
-    offer::hold_id,
-    offer::quantity,
-    offer::owner_digest,
-);
-
-const OFFER_COLUMNS: OfferColumns = (
-    offer::id,
-    offer::resource_id,
-    offer::entry_id,
-    offer::state,
-    offer::revision,
-    offer::expires_at,
-    offer::hold_id,
-    offer::quantity,
-    offer::owner_digest,
-);
-
 pub async fn find_offer(conn: &mut Conn, id: i64) -> QueryResult<Option<Offer>> {
-    offer::table.find(id).select(OFFER_COLUMNS).first(conn).await.optional()
+    offer::table.find(id).select(Offer::as_select()).first(conn).await.optional()
 }
 
 /// Locks the resource, then the offer, and checks owner, state, expiry and
@@ -231,7 +207,7 @@ async fn lock_live_offer(
         .optional()?
         .ok_or_else(|| ApiError::not_found("offer"))?;
     resources::lock(conn, resource_id).await?;
-    let o: Offer = offer::table.find(id).select(OFFER_COLUMNS).for_update().first(conn).await?;
+    let o: Offer = offer::table.find(id).select(Offer::as_select()).for_update().first(conn).await?;
     if o.owner_digest != owner.as_str() {
         return Err(owner_mismatch().into());
     }
@@ -269,7 +245,7 @@ async fn close_offer(
             offer::revision.eq(offer::revision + 1),
             offer::updated_at.eq(now),
         ))
-        .returning(OFFER_COLUMNS)
+        .returning(Offer::as_returning())
         .get_result(conn)
         .await
 }
