@@ -261,3 +261,15 @@ impl Drop for TestApp {
         drop_database(&self.db_name);
     }
 }
+
+/// POSTs JSON with a key, an owner and an idempotency key; returns status and body.
+pub async fn post(app: &TestApp, path: &str, key: &str, owner: &str, idem: &str, body: Value) -> (StatusCode, Value) {
+    let res = app
+        .request(reqwest::Method::POST, path, key, Some(owner))
+        .header("Idempotency-Key", idem)
+        .json(&body)
+        .send()
+        .await
+        .expect("request sent");
+    self::body(res).await
+}

@@ -4,22 +4,8 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::helpers::body as body_of;
 use crate::helpers::*;
-
-async fn post(app: &TestApp, path: &str, key: &str, owner: &str, idem: &str, body: Value) -> (StatusCode, Value) {
-    let res = app
-        .request(reqwest::Method::POST, path, key, Some(owner))
-        .header("Idempotency-Key", idem)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    body_of(res).await
-}
-
-async fn body_of(res: reqwest::Response) -> (StatusCode, Value) {
-    crate::helpers::body(res).await
-}
 
 #[tokio::test]
 async fn another_tenant_cannot_read_replay_cancel_or_accept() {

@@ -9,22 +9,8 @@ use serde_json::{json, Value};
 use tokio::sync::Barrier;
 use yeyak::sweeper::{Sweeper, TickOutcome};
 
+use crate::helpers::body as body_of;
 use crate::helpers::*;
-
-async fn post(app: &TestApp, path: &str, key: &str, owner: &str, idem: &str, body: Value) -> (StatusCode, Value) {
-    let res = app
-        .request(reqwest::Method::POST, path, key, Some(owner))
-        .header("Idempotency-Key", idem)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    body_of(res).await
-}
-
-async fn body_of(res: reqwest::Response) -> (StatusCode, Value) {
-    crate::helpers::body(res).await
-}
 
 async fn get(app: &TestApp, path: &str, owner: &str) -> Value {
     body_of(app.request(reqwest::Method::GET, path, TENANT_ONE, Some(owner)).send().await.unwrap()).await.1
