@@ -79,6 +79,14 @@ pub struct Config {
     #[arg(long, env = "YEYAK_DB_POOL_SIZE", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_pool_size: u32,
 
+    /// Send `SELECT 1` on every connection checkout (default: a local check of the socket only).
+    #[arg(long, env = "YEYAK_DB_VERIFY_CHECKOUT", default_value_t = false, action = clap::ArgAction::Set)]
+    pub db_verify_checkout: bool,
+
+    /// Prepare every hot statement once per connection (turn off only to measure what it buys).
+    #[arg(long, env = "YEYAK_DB_CACHE_STATEMENTS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub db_cache_statements: bool,
+
     /// Distributed admission permits held in Redis.
     #[arg(long, env = "YEYAK_REDIS_PERMITS", default_value_t = 64)]
     pub redis_permits: u32,

@@ -23,6 +23,7 @@ pub struct Metrics {
     pub holds: IntCounterVec,
     pub bookings: IntCounterVec,
     pub tx_retries: IntCounter,
+    pub db_statements: IntCounter,
     pub sweeper_ticks: IntCounterVec,
     pub sweeper_leader: IntGauge,
     pub sweeper_items: IntCounterVec,
@@ -68,6 +69,10 @@ impl Metrics {
             IntCounter::new("db_tx_retries_total", "transactions re-run after a deadlock or serialization failure")
                 .expect("valid metric");
         r.register(Box::new(tx_retries.clone())).expect("registered once");
+        let db_statements =
+            IntCounter::new("db_statements_total", "SQL statements sent on pooled connections (queries per request)")
+                .expect("valid metric");
+        r.register(Box::new(db_statements.clone())).expect("registered once");
         let sweeper_leader =
             IntGauge::new("sweeper_leader", "1 while this process holds the sweeper's leader gate").expect("valid");
         r.register(Box::new(sweeper_leader.clone())).expect("registered once");
@@ -113,6 +118,7 @@ impl Metrics {
             registry: r,
             http_duration,
             tx_retries,
+            db_statements,
             sweeper_leader,
             sweeper_lag,
             outbox_delivery,
@@ -142,6 +148,7 @@ fn sync_counter(c: &IntCounter, current: u64) {
 pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     let m = &*state.metrics;
     sync_counter(&m.tx_retries, state.db_stats.retries());
+    sync_counter(&m.db_statements, std::sync::atomic::AtomicU64::load(&state.db_stats.queries, Ordering::Relaxed));
     let a = state.admission.stats.snapshot();
     for (outcome, value) in
         [("admitted", a.admitted), ("rejected", a.rejected), ("fallback", a.fallback), ("suppressed", a.suppressed)]

@@ -50,7 +50,8 @@ pub async fn build(config: Config) -> Result<Application, StartupError> {
 pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Application, StartupError> {
     bootstrap::prepare(&config.database_url).await?;
     let db_stats = Arc::new(DbStats::default());
-    let pool = db::build_pool(&config.database_url, config.db_pool_size, db_stats.clone());
+    db::cached::set_enabled(config.db_cache_statements);
+    let pool = db::build_pool(&config.database_url, config.db_pool_size, config.db_verify_checkout, db_stats.clone());
     let rooms = {
         let shown = bootstrap::redact(&config.database_url);
         let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable { url: shown.clone(), cause };

@@ -9,6 +9,7 @@ use diesel_async::RunQueryDsl;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
+use crate::db::cached::CacheExt;
 use crate::db::schema::{staff_session as session, staff_user as staff};
 use crate::db::Conn;
 
@@ -168,7 +169,7 @@ pub async fn record_failure(conn: &mut Conn, username: &str, now: DateTime<Utc>)
     .bind::<diesel::sql_types::Timestamptz, _>(now)
     .bind::<diesel::sql_types::Integer, _>(FAILURE_WINDOW_MINUTES as i32)
     .bind::<diesel::sql_types::Integer, _>(FREE_FAILURES)
-    .execute(conn)
+    .cached().execute(conn)
     .await?;
     Ok(())
 }

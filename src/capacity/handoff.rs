@@ -9,6 +9,7 @@ use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
 use super::resources;
+use crate::db::cached::CacheExt;
 use crate::db::schema::{capacity_offer as offer, capacity_resource as res, waitlist_entry as entry};
 use crate::db::Conn;
 use crate::idempotency::CommandError;
@@ -73,6 +74,7 @@ pub async fn promote_or_release(
             .await?;
         diesel::update(entry::table.find(entry_id))
             .set((entry::state.eq("OFFERED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+            .cached()
             .execute(conn)
             .await?;
         outbox::enqueue(conn, &Intent::offer_created(entry_id, offer_id, resource_id, now + offer_ttl), now).await?;
@@ -92,6 +94,7 @@ pub async fn promote_or_release(
             res::revision.eq(res::revision + i64::from(moved)),
             res::updated_at.eq(now),
         ))
+        .cached()
         .execute(conn)
         .await?;
     summary.released_units = i64::from((freed - handed).max(0));

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::domain::{ExtendBy, Hold, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources};
 use crate::auth::OwnerDigest;
+use crate::db::cached::CacheExt;
 use crate::db::schema::capacity_hold as hold;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
@@ -45,6 +46,7 @@ pub async fn create(
     .bind::<Nullable<Int8>, _>(ask.expected_resource_revision)
     .bind::<Nullable<Int4>, _>(ask.policy_version)
     .bind::<Timestamptz, _>(now)
+    .cached()
     .get_result(conn)
     .await
     .optional()?;
@@ -123,6 +125,7 @@ async fn set_state(conn: &mut Conn, id: i64, state: &str, now: DateTime<Utc>) ->
     diesel::update(hold::table.find(id))
         .set((hold::state.eq(state), hold::revision.eq(hold::revision + 1), hold::updated_at.eq(now)))
         .returning(Hold::as_returning())
+        .cached()
         .get_result(conn)
         .await
 }
@@ -202,6 +205,7 @@ pub async fn extend(
             hold::updated_at.eq(now),
         ))
         .returning(Hold::as_returning())
+        .cached()
         .get_result(conn)
         .await?;
     Ok(extended)

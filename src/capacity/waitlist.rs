@@ -10,6 +10,7 @@ use serde_json::json;
 use super::domain::{Entry, Offer, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision};
 use crate::auth::OwnerDigest;
+use crate::db::cached::CacheExt;
 use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
@@ -46,6 +47,7 @@ pub async fn join(
     .bind::<Nullable<Int8>, _>(ask.expected_resource_revision)
     .bind::<Nullable<Int4>, _>(ask.policy_version)
     .bind::<Timestamptz, _>(now)
+    .cached()
     .get_result(conn)
     .await
     .optional()?;
@@ -126,6 +128,7 @@ pub async fn find_entry(conn: &mut Conn, id: i64) -> QueryResult<Option<Entry>> 
           WHERE e.id = $1",
     )
     .bind::<Int8, _>(id)
+    .cached()
     .get_result(conn)
     .await
     .optional()?;
@@ -173,6 +176,7 @@ pub async fn leave(
     check_revision(expected_revision, revision)?;
     diesel::update(entry::table.find(id))
         .set((entry::state.eq("CANCELLED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+        .cached()
         .execute(conn)
         .await?;
     diesel::update(crate::db::schema::capacity_resource::table.find(resource_id))
@@ -180,6 +184,7 @@ pub async fn leave(
             crate::db::schema::capacity_resource::waiting_count
                 .eq(crate::db::schema::capacity_resource::waiting_count - 1),
         )
+        .cached()
         .execute(conn)
         .await?;
     handoff::promote_or_release(conn, resource_id, 0, now, offer_ttl).await?;
@@ -236,6 +241,7 @@ async fn close_offer(
 ) -> QueryResult<Offer> {
     diesel::update(entry::table.find(o.entry_id))
         .set((entry::state.eq(state), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+        .cached()
         .execute(conn)
         .await?;
     diesel::update(offer::table.find(o.id))
@@ -246,6 +252,7 @@ async fn close_offer(
             offer::updated_at.eq(now),
         ))
         .returning(Offer::as_returning())
+        .cached()
         .get_result(conn)
         .await
 }

@@ -2,6 +2,7 @@
 //! errors, and the bounded retry of deadlocks and serialization failures.
 
 pub mod bootstrap;
+pub mod cached;
 pub mod schema;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +12,9 @@ use std::time::Duration;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::QueryResult;
 use diesel_async::pooled_connection::bb8::{Pool as Bb8Pool, RunError};
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, PoolableConnection};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, PoolableConnection, RecyclingMethod,
+};
 use diesel_async::RunQueryDsl;
 use diesel_async::{AnsiTransactionManager, AsyncConnection, AsyncPgConnection, TransactionManager};
 use futures_util::FutureExt;
@@ -184,8 +187,27 @@ where
 
 /// Builds the pool without connecting yet; start-up has already proven the
 /// database reachable, and a later outage must not stop the process.
-pub fn build_pool(database_url: &str, max_size: u32, stats: Arc<DbStats>) -> Pool {
+///
+/// A checked-out connection is tested without a round trip by default: one
+/// whose socket PostgreSQL closed (restart, `pg_terminate_backend`) is known
+/// closed locally and replaced. `verify_checkout` adds diesel-async's
+/// `SELECT 1` per checkout, which also catches a peer that vanished without
+/// closing the socket, at one statement per request (see docs/PERFORMANCE.md).
+pub fn build_pool(database_url: &str, max_size: u32, verify_checkout: bool, stats: Arc<DbStats>) -> Pool {
     let mut config = ManagerConfig::default();
+    if !verify_checkout {
+        config.recycling_method = RecyclingMethod::CustomFunction(Box::new(|conn| {
+            let closed = PoolableConnection::is_broken(conn);
+            async move {
+                if closed {
+                    Err(DieselError::BrokenTransactionManager)
+                } else {
+                    Ok(())
+                }
+            }
+            .boxed()
+        }));
+    }
     config.custom_setup = Box::new(move |url| {
         let stats = stats.clone();
         async move {

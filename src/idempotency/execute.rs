@@ -12,6 +12,7 @@ use scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
 
 use super::{acquire, finalize, Acquired, Fingerprint, Scope, StoredResponse};
 use crate::clock::Clock;
+use crate::db::cached::CacheExt;
 use crate::db::{self, Conn, DbError, DbStats, Pool, TxError};
 use crate::error::{ApiError, ErrorCode};
 
@@ -84,6 +85,7 @@ struct Locked {
 async fn try_lock_scope(conn: &mut Conn, scope: &Scope) -> diesel::QueryResult<bool> {
     let row: Locked = diesel::sql_query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked")
         .bind::<Text, _>(scope.lock_text())
+        .cached()
         .get_result(conn)
         .await?;
     Ok(row.locked)

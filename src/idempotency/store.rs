@@ -7,6 +7,7 @@ use diesel_async::RunQueryDsl;
 use uuid::Uuid;
 
 use super::{Fingerprint, Scope, StoredResponse};
+use crate::db::cached::CacheExt;
 use crate::db::schema::idempotency_record as rec;
 use crate::db::Conn;
 
@@ -98,6 +99,7 @@ pub async fn acquire(
             .filter(rec::state.eq("IN_PROGRESS")),
     )
     .set((rec::owner_token.eq(token), rec::lease_expires_at.eq(now + lease)))
+    .cached()
     .execute(conn)
     .await?;
     if swapped == 1 {
@@ -128,6 +130,7 @@ pub async fn finalize(
         rec::response_body.eq(&response.body),
         rec::completed_at.eq(now),
     ))
+    .cached()
     .execute(conn)
     .await?;
     Ok(updated == 1)
@@ -160,6 +163,7 @@ pub async fn purge_batch(conn: &mut Conn, cutoff: DateTime<Utc>, batch: i64) -> 
     )
     .bind::<diesel::sql_types::Timestamptz, _>(cutoff)
     .bind::<diesel::sql_types::BigInt, _>(batch)
+    .cached()
     .execute(conn)
     .await
 }

@@ -8,6 +8,7 @@ use diesel_async::RunQueryDsl;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::db::cached::CacheExt;
 use crate::db::schema::{notification_attempt as attempt, notification_outbox as outbox};
 use crate::db::Conn;
 
@@ -52,6 +53,7 @@ pub async fn claim(
     .bind::<Timestamptz, _>(now)
     .bind::<Timestamptz, _>(now + lease)
     .bind::<Int8, _>(limit)
+    .cached()
     .load(conn)
     .await
 }
@@ -94,6 +96,7 @@ pub async fn mark_delivered(conn: &mut Conn, delivery_id: &str, worker: Uuid, no
         outbox::claim_expires_at.eq(None::<DateTime<Utc>>),
         outbox::last_error.eq(None::<String>),
     ))
+    .cached()
     .execute(conn)
     .await?;
     Ok(n == 1)
@@ -121,6 +124,7 @@ pub async fn mark_failed(
         outbox::claim_expires_at.eq(None::<DateTime<Utc>>),
         outbox::last_error.eq(error),
     ))
+    .cached()
     .execute(conn)
     .await?;
     Ok(n == 1)
@@ -133,6 +137,7 @@ pub async fn redrive(conn: &mut Conn, delivery_id: &str, now: DateTime<Utc>) -> 
     if current.as_deref() == Some("EXHAUSTED") {
         diesel::update(outbox::table.find(delivery_id))
             .set((outbox::status.eq("PENDING"), outbox::attempt_count.eq(0), outbox::next_attempt_at.eq(now)))
+            .cached()
             .execute(conn)
             .await?;
     }

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::domain::{RoomSet, TimeRange, Title};
 use crate::auth::OwnerDigest;
+use crate::db::cached::CacheExt;
 use crate::db::schema::{reservation, reservation_room};
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
@@ -89,6 +90,7 @@ SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.starts_at, r.ends_
 pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Booking>> {
     diesel::sql_query(format!("{BOOKING_SELECT} WHERE r.id = $1 GROUP BY r.id"))
         .bind::<Int8, _>(id)
+        .cached()
         .get_result(conn)
         .await
         .optional()
@@ -111,6 +113,7 @@ pub async fn list(
     .bind::<Timestamptz, _>(from)
     .bind::<Timestamptz, _>(to)
     .bind::<Bool, _>(include_cancelled)
+    .cached()
     .load(conn)
     .await
 }
@@ -221,6 +224,7 @@ pub async fn move_to(
             reservation::updated_at.eq(now),
         ))
         .returning(reservation::version)
+        .cached()
         .get_result(conn)
         .await?;
     for code in rooms.codes() {
@@ -248,11 +252,13 @@ pub async fn cancel(
             reservation::updated_at.eq(now),
         ))
         .returning(reservation::version)
+        .cached()
         .get_result(conn)
         .await?;
     for code in rooms.codes() {
         diesel::update(reservation_room::table.find((id, code)))
             .set(reservation_room::active.eq(false))
+            .cached()
             .execute(conn)
             .await?;
     }
@@ -291,6 +297,7 @@ pub async fn free_intervals(
     .bind::<Text, _>(room_code)
     .bind::<Timestamptz, _>(from)
     .bind::<Timestamptz, _>(to)
+    .cached()
     .load(conn)
     .await
 }

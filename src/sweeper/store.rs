@@ -7,6 +7,7 @@ use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
 use crate::capacity::{handoff, resources};
+use crate::db::cached::CacheExt;
 use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
 use crate::db::Conn;
 use crate::idempotency::CommandError;
@@ -54,6 +55,7 @@ pub async fn due_resources(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> Q
     )
     .bind::<Timestamptz, _>(now)
     .bind::<Int8, _>(limit)
+    .cached()
     .load(conn)
     .await?;
     Ok(rows.into_iter().map(|d| d.resource_id).collect())
@@ -77,6 +79,7 @@ pub async fn expire_resource(
     )
     .set((hold::state.eq("EXPIRED"), hold::revision.eq(hold::revision + 1), hold::updated_at.eq(now)))
     .returning((hold::id, hold::quantity))
+    .cached()
     .get_results(conn)
     .await?;
     let offers: Vec<(i64, i64, i32)> = diesel::update(
@@ -87,12 +90,14 @@ pub async fn expire_resource(
     )
     .set((offer::state.eq("EXPIRED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
     .returning((offer::id, offer::entry_id, offer::quantity))
+    .cached()
     .get_results(conn)
     .await?;
     let entry_ids: Vec<i64> = offers.iter().map(|(_, e, _)| *e).collect();
     if !entry_ids.is_empty() {
         diesel::update(entry::table.filter(entry::id.eq_any(&entry_ids)))
             .set((entry::state.eq("EXPIRED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+            .cached()
             .execute(conn)
             .await?;
     }

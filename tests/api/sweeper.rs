@@ -170,7 +170,7 @@ async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() 
     let url = app.database_url();
     let clock: Arc<dyn yeyak::clock::Clock> = Arc::new(app.clock.clone());
     let make = || {
-        let pool = yeyak::db::build_pool(&url, 4, Arc::default());
+        let pool = yeyak::db::build_pool(&url, 4, false, Arc::default());
         Arc::new(Sweeper::new(pool, Arc::default(), clock.clone(), &url, Duration::seconds(20)))
     };
     let sweepers = [make(), make()];

@@ -1,0 +1,352 @@
+//! The performance report: `cargo bench --bench report`.
+//!
+//! Starts yeyak as real processes (the release binary) on fresh databases,
+//! drives HTTP load from this process with bounded request counts and time,
+//! runs pgbench with the same statements beside every write scenario, scales
+//! out to 2 and 3 processes, measures the cost experiments, and writes
+//! `target/bench/report.md` with SVG charts next to it.
+//!
+//! Needs PostgreSQL (`BENCH_PG`, default `postgres://postgres@127.0.0.1:5432`)
+//! and `pgbench`; Redis on 127.0.0.1:6379 for the one Redis row (skipped
+//! without it).
+
+mod chart;
+mod fleet;
+mod load;
+mod pgbench;
+mod scale;
+mod scenarios;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+
+use fleet::{Fleet, Settings};
+use load::{drive, Req};
+use scenarios::{Row, CLIENTS, SECONDS};
+
+fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.digits$}"),
+        _ => "–".into(),
+    }
+}
+
+fn summary_table(md: &mut String, rows: &[&Row]) {
+    md.push_str(
+        "| scenario | clients | requests | rate | p50 ms | p90 ms | p99 ms | max ms | SQL ceiling (pgbench tps) | HTTP / ceiling | statements per request |\n",
+    );
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for r in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.0} {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
+            r.name,
+            r.clients,
+            r.run.total(),
+            r.rate,
+            r.unit,
+            r.run.ms(0.5),
+            r.run.ms(0.9),
+            r.run.ms(0.99),
+            r.run.ms(1.0),
+            fmt_opt(r.ceiling, 0),
+            fmt_opt(r.ratio(), 2),
+            fmt_opt(r.statements_per_request, 1),
+        );
+    }
+}
+
+fn command_output(cmd: &str, args: &[&str]) -> String {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn redis_reachable() -> bool {
+    std::net::TcpStream::connect_timeout(&"127.0.0.1:6379".parse().unwrap(), std::time::Duration::from_millis(200))
+        .is_ok()
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let started = Instant::now();
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+    std::fs::create_dir_all(&out).unwrap();
+    let step = |what: &str| eprintln!("[{:>5.1} s] {what}", started.elapsed().as_secs_f64());
+
+    // ---- the main run: one process, every write scenario with its ceiling
+    step("main fleet: one process");
+    let seed_sql = Some(scenarios::ROOMS_SQL.to_string());
+    let fleet = Arc::new(Fleet::start(&Settings { seed_sql, ..Settings::default() }).await);
+    let pg_version = {
+        let v = fleet.ids("SELECT current_setting('server_version_num')::int8 AS id").await[0];
+        format!("{}.{}", v / 10000, v % 10000)
+    };
+    // Warm-up: connections, prepared statements, caches.
+    drive(&fleet, CLIENTS, 20, 10.0, |c, n| {
+        Req::new("/api/bookings", format!("warm{c}"), format!("warm-{c}-{n}"), {
+            let start = chrono::DateTime::parse_from_rfc3339("2040-01-01T00:00:00Z").unwrap()
+                + chrono::Duration::hours((c * 100 + n) as i64);
+            json!({"title": "warm", "rooms": ["H64"], "startsAt": start.to_rfc3339(),
+                   "endsAt": (start + chrono::Duration::minutes(30)).to_rfc3339()})
+        })
+    })
+    .await;
+    step("booking contention");
+    let contention = scenarios::contention(&fleet).await;
+    step("A+B / B+C races");
+    let (races, losers) = scenarios::races(&fleet).await;
+    step("bookings on distinct slots");
+    let distinct = scenarios::distinct_bookings(&fleet, CLIENTS, true).await;
+    step("holds on distinct resources");
+    let holds = scenarios::holds_distinct(&fleet, CLIENTS, true).await;
+    step("holds on one hot resource");
+    let hot = scenarios::holds_hot(&fleet).await;
+    step("replays");
+    let replays = scenarios::replays(&fleet).await;
+    step("waitlist hand-off chains");
+    let chains = scenarios::handoff_chains(&fleet, 8, 300).await;
+    let (main_broken, _) = fleet.consistency().await;
+    if let Ok(fleet) = Arc::try_unwrap(fleet) {
+        fleet.stop().await;
+    }
+
+    step("sweeper backlog drain");
+    let drain_fleet = Arc::new(Fleet::start(&Settings { sweep_interval_ms: 250, ..Settings::default() }).await);
+    let drain = scenarios::drain(&drain_fleet, 500).await;
+    if let Ok(f) = Arc::try_unwrap(drain_fleet) {
+        f.stop().await;
+    }
+
+    // ---- scale out
+    let mut scale_rows = Vec::new();
+    for processes in 1..=3 {
+        step(&format!("scale out: {processes} process(es)"));
+        scale_rows.push(scale::scale_out(processes, 48, 16).await);
+    }
+
+    // ---- costs: one setting changed per fleet, side by side in this run
+    let mut costs: Vec<(String, Row)> = Vec::new();
+    for verify in [true, false] {
+        step(&format!("cost: verify on checkout = {verify}"));
+        let settings = Settings::default().env("YEYAK_DB_VERIFY_CHECKOUT", &verify.to_string());
+        let label = if verify { "SELECT 1 on every checkout" } else { "local socket check (default)" };
+        costs.push((label.into(), scale::holds_with(settings, CLIENTS).await));
+    }
+    for cache in [false, true] {
+        step(&format!("cost: cache every statement = {cache}"));
+        let settings = Settings::default().env("YEYAK_DB_CACHE_STATEMENTS", &cache.to_string());
+        let label = if cache { "every statement prepared once (default)" } else { "diesel's cache only" };
+        costs.push((label.into(), scale::holds_with(settings, CLIENTS).await));
+    }
+    let mut pools = Vec::new();
+    for pool in [4u32, 8, 16, 32, 64] {
+        step(&format!("pool size {pool}"));
+        pools.push((pool, scale::holds_with(Settings { pool_size: pool, ..Settings::default() }, 64).await));
+    }
+    let redis = if redis_reachable() {
+        step("Redis admission on");
+        let prefix = format!("bench-{}", uuid::Uuid::new_v4().simple());
+        let settings =
+            Settings::default().env("REDIS_URL", "redis://127.0.0.1:6379").env("YEYAK_REDIS_PREFIX", &prefix);
+        Some(scale::holds_with(settings, CLIENTS).await)
+    } else {
+        None
+    };
+
+    // ---- charts
+    step("charts and report");
+    let main_rows: Vec<&Row> = vec![&contention, &races, &distinct, &holds, &hot, &replays, &chains, &drain.row];
+    let short = ["contention", "A+B/B+C", "distinct slots", "holds", "hot hold", "replays", "hand-offs", "drain"];
+    let groups: Vec<String> = short.iter().map(|s| s.to_string()).collect();
+    let latency_rows = &main_rows[..7];
+    chart::bars(
+        &out.join("latency.svg"),
+        "HTTP latency per scenario (one process)",
+        "milliseconds",
+        &groups[..7],
+        &[
+            ("p50", latency_rows.iter().map(|r| r.run.ms(0.5)).collect()),
+            ("p90", latency_rows.iter().map(|r| r.run.ms(0.9)).collect()),
+            ("p99", latency_rows.iter().map(|r| r.run.ms(0.99)).collect()),
+        ],
+    );
+    chart::bars(
+        &out.join("throughput.svg"),
+        "yeyak over HTTP vs pgbench with the same statements",
+        "per second (unit per scenario, see table)",
+        &groups,
+        &[
+            ("yeyak (HTTP)", main_rows.iter().map(|r| r.rate).collect()),
+            ("SQL ceiling (pgbench)", main_rows.iter().map(|r| r.ceiling.unwrap_or(f64::NAN)).collect()),
+        ],
+    );
+    chart::lines(
+        &out.join("scale.svg"),
+        "Throughput vs yeyak processes (one PostgreSQL, 48 clients)",
+        "processes",
+        "per second",
+        &[
+            ("holds/s", scale_rows.iter().map(|s| (s.processes as f64, s.holds.rate)).collect()),
+            ("bookings/s", scale_rows.iter().map(|s| (s.processes as f64, s.bookings.rate)).collect()),
+        ],
+    );
+    chart::lines(
+        &out.join("drain.svg"),
+        "Sweeper backlog drain: expired holds still HELD",
+        "seconds since the backlog appeared",
+        "holds",
+        &[("expired holds left", drain.remaining.clone())],
+    );
+    chart::lines(
+        &out.join("drain-load.svg"),
+        "Holds/s of 8 clients around the drain (backlog at 0 s)",
+        "seconds since the backlog appeared",
+        "holds per second",
+        &[("holds/s", drain.load.iter().map(|(t, v)| (t + 3.0, *v)).collect())],
+    );
+    let cost_groups: Vec<String> = costs.iter().map(|(l, _)| l.clone()).collect();
+    chart::bars(
+        &out.join("costs.svg"),
+        "Holds/s with one setting changed (32 clients, one process)",
+        "holds per second",
+        &cost_groups,
+        &[("holds/s", costs.iter().map(|(_, r)| r.rate).collect())],
+    );
+    chart::lines(
+        &out.join("pool.svg"),
+        "Holds/s and p99 vs pool size (64 clients, one process)",
+        "YEYAK_DB_POOL_SIZE",
+        "holds/s · p99 ms",
+        &[
+            ("holds/s", pools.iter().map(|(p, r)| (*p as f64, r.rate)).collect()),
+            ("p99 ms", pools.iter().map(|(p, r)| (*p as f64, r.run.ms(0.99))).collect()),
+        ],
+    );
+
+    // ---- report
+    let mut md = String::new();
+    let _ = writeln!(md, "# yeyak performance report\n");
+    let _ = writeln!(
+        md,
+        "Generated by `cargo bench --bench report` at {} (commit {}), {} CPU cores, PostgreSQL {pg_version}; \
+         took {:.0} s. yeyak runs as separate processes (release build), the HTTP clients and pgbench run on the \
+         same machine, so every number shares the same cores. Compare figures within this report, not across runs.\n",
+        chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
+        command_output("git", &["rev-parse", "--short", "HEAD"]),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        0.0,
+    );
+    let _ = writeln!(md, "## Write scenarios and their SQL ceilings (one process, pool 32)\n");
+    let _ = writeln!(
+        md,
+        "Each scenario runs at most {SECONDS} s; the ceiling is pgbench (`-M prepared -j 2`) running the statements \
+         one request of that kind sends (`benches/report/sql/`) at the same concurrency on the same database. \
+         Rates count successful commands, except the contention rows, which count every answer (one 201 and \
+         nineteen 409s per round are all correct answers).\n"
+    );
+    summary_table(&mut md, &main_rows);
+    md.push('\n');
+    for r in &main_rows {
+        let _ = writeln!(md, "- **{}**: {}; statuses {}", r.name, r.notes, r.run.statuses_text());
+    }
+    let _ = writeln!(
+        md,
+        "\nA+B vs B+C: {} losers (409), p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms. Invariants broken after the main run: \
+         {main_broken}.\n",
+        losers.total(),
+        losers.ms(0.5),
+        losers.ms(0.99),
+        losers.ms(1.0)
+    );
+    md.push_str("![latency](latency.svg)\n\n![throughput](throughput.svg)\n\n");
+
+    let _ = writeln!(md, "## Sweeper backlog drain\n");
+    let _ = writeln!(
+        md,
+        "{} resources of capacity 4, all full of holds that expired a second ago and each with one waiter, appear in \
+         one transaction while 8 clients keep taking holds elsewhere. Sweep interval 250 ms (default 2,000 ms), at \
+         most 32 resources per tick, one transaction per resource. Drained in {:.1} s ({:.0} resources/s); pgbench \
+         running the sweeper's per-resource transaction one at a time: {:.0} resources/s. Invariants broken after the \
+         drain: {}.\n",
+        drain.resources,
+        drain.drain_secs,
+        drain.row.rate,
+        drain.row.ceiling.unwrap_or(f64::NAN),
+        drain.broken
+    );
+    md.push_str("![drain](drain.svg)\n\n![drain load](drain-load.svg)\n\n");
+
+    let _ = writeln!(md, "## Scale-out: processes on different ports over one PostgreSQL\n");
+    let _ = writeln!(
+        md,
+        "48 clients spread round robin over the processes (pool 16 each), {SECONDS} s of holds on distinct resources, \
+         then {SECONDS} s of bookings on distinct slots. `sweeper leaders` is the sum of `yeyak_sweeper_leader` over \
+         the processes (exactly one must lead); `invariants broken` is the consistency report after the load.\n"
+    );
+    md.push_str(
+        "| processes | holds/s | vs 1 process | p99 ms | bookings/s | vs 1 process | p99 ms | sweeper leaders | invariants broken |\n",
+    );
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    let (h1, b1) = (scale_rows[0].holds.rate, scale_rows[0].bookings.rate);
+    for s in &scale_rows {
+        let _ = writeln!(
+            md,
+            "| {} | {:.0} | {:.2} | {:.1} | {:.0} | {:.2} | {:.1} | {} | {} |",
+            s.processes,
+            s.holds.rate,
+            s.holds.rate / h1,
+            s.holds.run.ms(0.99),
+            s.bookings.rate,
+            s.bookings.rate / b1,
+            s.bookings.run.ms(0.99),
+            s.leaders,
+            s.broken
+        );
+    }
+    md.push_str("\n![scale](scale.svg)\n\n");
+
+    let _ = writeln!(md, "## Costs: one setting changed per fleet\n");
+    md.push_str("| setting | holds/s | p50 ms | p99 ms | statements per request |\n| --- | --- | --- | --- | --- |\n");
+    for (label, r) in &costs {
+        let _ = writeln!(
+            md,
+            "| {label} | {:.0} | {:.1} | {:.1} | {} |",
+            r.rate,
+            r.run.ms(0.5),
+            r.run.ms(0.99),
+            fmt_opt(r.statements_per_request, 2)
+        );
+    }
+    if let Some(r) = &redis {
+        let _ = writeln!(
+            md,
+            "| Redis admission on (in-flight lock + permit) | {:.0} | {:.1} | {:.1} | {} |",
+            r.rate,
+            r.run.ms(0.5),
+            r.run.ms(0.99),
+            fmt_opt(r.statements_per_request, 2)
+        );
+    }
+    md.push_str("\n![costs](costs.svg)\n\n");
+    md.push_str(
+        "Pool size, 64 clients on one process:\n\n| pool | holds/s | p50 ms | p99 ms |\n| --- | --- | --- | --- |\n",
+    );
+    for (p, r) in &pools {
+        let _ = writeln!(md, "| {p} | {:.0} | {:.1} | {:.1} |", r.rate, r.run.ms(0.5), r.run.ms(0.99));
+    }
+    md.push_str("\n![pool](pool.svg)\n");
+
+    let took = started.elapsed().as_secs_f64();
+    let md = md.replacen("took 0 s", &format!("took {took:.0} s"), 1);
+    let report = out.join("report.md");
+    std::fs::write(&report, md).unwrap();
+    println!("report: {}", report.display());
+}
