@@ -53,7 +53,7 @@ async fn sign_in(bench: &Bench) -> reqwest::Client {
 }
 
 async fn renders(bench: &Bench, client: &reqwest::Client, date: &str, n: usize) -> (Vec<Duration>, f64, usize) {
-    let before = bench.state.db_stats.queries.load(Ordering::Relaxed);
+    let before = bench.state.db_stats.statements();
     let mut lat = Vec::with_capacity(n);
     let mut size = 0;
     for _ in 0..n {
@@ -63,7 +63,7 @@ async fn renders(bench: &Bench, client: &reqwest::Client, date: &str, n: usize) 
         size = res.bytes().await.unwrap().len();
         lat.push(t.elapsed());
     }
-    let queries = (bench.state.db_stats.queries.load(Ordering::Relaxed) - before) as f64 / n as f64;
+    let queries = (bench.state.db_stats.statements() - before) as f64 / n as f64;
     lat.sort();
     (lat, queries, size)
 }

@@ -148,7 +148,7 @@ fn sync_counter(c: &IntCounter, current: u64) {
 pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     let m = &*state.metrics;
     sync_counter(&m.tx_retries, state.db_stats.retries());
-    sync_counter(&m.db_statements, std::sync::atomic::AtomicU64::load(&state.db_stats.queries, Ordering::Relaxed));
+    sync_counter(&m.db_statements, state.db_stats.statements());
     let a = state.admission.stats.snapshot();
     for (outcome, value) in
         [("admitted", a.admitted), ("rejected", a.rejected), ("fallback", a.fallback), ("suppressed", a.suppressed)]

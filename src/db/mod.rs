@@ -108,6 +108,11 @@ impl diesel::connection::Instrumentation for QueryCounter {
 }
 
 impl DbStats {
+    /// Statements sent so far.
+    pub fn statements(&self) -> u64 {
+        AtomicU64::load(&self.queries, Ordering::Relaxed)
+    }
+
     pub fn retries(&self) -> u64 {
         AtomicU64::load(&self.tx_retries, Ordering::Relaxed)
     }

@@ -15,5 +15,6 @@ mod outbox;
 mod rooms;
 mod rooms_concurrency;
 mod startup;
+mod statements;
 mod sweeper;
 mod web;
