@@ -4,7 +4,6 @@
 //!
 //! Run: `cargo bench --bench pages`.
 
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 mod common;
