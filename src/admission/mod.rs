@@ -1,9 +1,10 @@
 //! Admission in front of PostgreSQL (seed 000 §Redis가 멈춰도…, SPEC §6). It
 //! only ever *reduces* load; PostgreSQL still decides everything.
 //!
-//! Order per mutating command: the node-local bulkhead (always), the in-flight
-//! suppressor (a duplicate of a running command gets 409 at once), the
-//! distributed semaphore (permits that expire by themselves). A Redis error
+//! Order per mutating command: the node-local bulkhead (always), then in one
+//! Redis round trip the in-flight suppressor (a duplicate of a running command
+//! gets 409 at once) and the distributed semaphore (permits that expire by
+//! themselves). A Redis error
 //! never refuses a command: it falls back to PostgreSQL, and a circuit
 //! breaker stops paying Redis timeouts while Redis is down.
 
@@ -67,19 +68,16 @@ pub struct Admission {
 /// every path (success, error, panic).
 pub struct Ticket {
     _lane: bulkhead::LanePermit,
-    permit: Option<redis_gate::Permit>,
-    inflight: Option<redis_gate::InflightLock>,
+    pass: Option<redis_gate::Pass>,
     stats: Arc<AdmissionStats>,
 }
 
 impl Ticket {
-    /// Releases the in-flight lock, then the permit, before answering.
+    /// Releases the in-flight lock and the permit (one round trip) before
+    /// answering.
     pub async fn finish(mut self) {
-        if let Some(lock) = self.inflight.take() {
-            lock.release().await;
-        }
-        if let Some(permit) = self.permit.take() {
-            permit.release().await;
+        if let Some(pass) = self.pass.take() {
+            pass.leave().await;
         }
     }
 }
@@ -87,10 +85,7 @@ impl Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
-        // Release the suppressor lock first: a duplicate that arrives now
-        // should find the committed record and replay it.
-        drop(self.inflight.take());
-        drop(self.permit.take());
+        drop(self.pass.take());
     }
 }
 
@@ -106,29 +101,24 @@ impl Admission {
             stats.rejected.fetch_add(1, Ordering::Relaxed);
             rejected("node bulkhead full")
         })?;
-        let (mut permit, mut inflight) = (None, None);
+        let mut pass = None;
         if let Some(redis) = &self.redis {
-            if let Some(scope) = scope {
-                match redis.lock_inflight(scope).await {
-                    Ok(Some(lock)) => inflight = Some(lock),
-                    Ok(None) => {
-                        stats.suppressed.fetch_add(1, Ordering::Relaxed);
-                        return Err(ApiError::new(
-                            ErrorCode::CommandInProgress,
-                            "the same command is in progress; retry later",
-                        )
-                        .with_retry_after(1));
-                    }
-                    // Redis is away: the PostgreSQL record decides duplicates.
-                    Err(_) => {}
+            match redis.enter(scope).await {
+                Ok(redis_gate::Entry::Admitted(p)) => pass = Some(p),
+                Ok(redis_gate::Entry::InProgress) => {
+                    stats.suppressed.fetch_add(1, Ordering::Relaxed);
+                    return Err(ApiError::new(
+                        ErrorCode::CommandInProgress,
+                        "the same command is in progress; retry later",
+                    )
+                    .with_retry_after(1));
                 }
-            }
-            match redis.acquire_permit().await {
-                Ok(Some(p)) => permit = Some(p),
-                Ok(None) => {
+                Ok(redis_gate::Entry::NoPermit) => {
                     stats.rejected.fetch_add(1, Ordering::Relaxed);
                     return Err(rejected("no distributed permit"));
                 }
+                // Redis is away: the PostgreSQL record decides duplicates
+                // and the node bulkhead alone bounds the load.
                 Err(_) => {
                     stats.fallback.fetch_add(1, Ordering::Relaxed);
                 }
@@ -137,7 +127,7 @@ impl Admission {
         stats.admitted.fetch_add(1, Ordering::Relaxed);
         let now = stats.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         stats.max_in_flight.fetch_max(now, Ordering::Relaxed);
-        Ok(Ticket { _lane: lane, permit, inflight, stats: stats.clone() })
+        Ok(Ticket { _lane: lane, pass, stats: stats.clone() })
     }
 
     /// Redis as `/readyz` reports it: disabled, ok, or degraded (never failed).

@@ -4,7 +4,7 @@
 //! `RedisUnavailable` and the caller falls back to PostgreSQL.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use bb8_redis::bb8;
@@ -73,9 +73,15 @@ struct Inner {
 #[derive(Clone)]
 pub struct RedisGate(Arc<Inner>);
 
-/// Removes expired permits, then takes one if fewer than the limit are held.
-/// Deadlines use the Redis server's clock, the same for every process.
-const ACQUIRE: &str = r#"
+/// One round trip to enter: the scope's in-flight lock (when a scope is
+/// given; -1 if another request holds it), then a permit if fewer than the
+/// limit are held (1), else the lock is given back (0). Expired permits are
+/// removed first; deadlines use the Redis server's clock, the same for every
+/// process.
+static ENTER: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+if KEYS[2] and not redis.call('SET', KEYS[2], ARGV[4], 'NX', 'PX', tonumber(ARGV[5])) then return -1 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -84,14 +90,33 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
   return 1
 end
+if KEYS[2] then redis.call('DEL', KEYS[2]) end
 return 0
-"#;
+"#,
+    )
+});
 
-/// Deletes a lock only if it still holds our token.
-const RELEASE_LOCK: &str = r#"
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"#;
+/// One round trip to leave: the permit, and the lock only if it still holds
+/// our token (it may have expired and been taken by a retry).
+static LEAVE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+redis.call('ZREM', KEYS[1], ARGV[1])
+if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+return 1
+"#,
+    )
+});
+
+/// What [`RedisGate::enter`] found.
+pub enum Entry {
+    /// A permit (and the scope's lock) is ours until the pass is dropped or left.
+    Admitted(Pass),
+    /// Another request holds this scope's in-flight lock.
+    InProgress,
+    /// Every permit is held.
+    NoPermit,
+}
 
 impl RedisGate {
     /// Builds the gate without connecting: the process boots with Redis away.
@@ -106,8 +131,10 @@ impl RedisGate {
         Ok(RedisGate(Arc::new(Inner { pool, breaker, settings })))
     }
 
+    /// Keys carry the prefix as a hash tag, so that every key of one script
+    /// lives in the same Redis Cluster slot.
     fn key(&self, name: &str) -> String {
-        format!("{}:{name}", self.0.settings.prefix)
+        format!("{{{}}}:{name}", self.0.settings.prefix)
     }
 
     /// Runs one Redis operation under the breaker and the timeout.
@@ -143,33 +170,36 @@ impl RedisGate {
         }
     }
 
-    /// One permit of `permits`, or `None` when all are held.
-    pub async fn acquire_permit(&self) -> Result<Option<Permit>, RedisUnavailable> {
-        let member = uuid::Uuid::new_v4().to_string();
-        let key = self.key("permits");
+    /// Takes a permit and, with a scope, the scope's in-flight lock, in one
+    /// round trip.
+    pub async fn enter(&self, scope: Option<&Scope>) -> Result<Entry, RedisUnavailable> {
         let s = &self.0.settings;
-        let (limit, lease_ms) = (s.permits, s.permit_lease.as_millis() as u64);
-        let m = member.clone();
-        let got: i64 = self
-            .run(|mut conn| async move {
-                Script::new(ACQUIRE).key(key).arg(limit).arg(lease_ms).arg(m).invoke_async(&mut conn).await
-            })
-            .await?;
-        Ok((got == 1).then(|| Permit { gate: Some(self.clone()), member }))
-    }
-
-    /// The in-flight lock of `scope`, or `None` when another request holds it.
-    pub async fn lock_inflight(&self, scope: &Scope) -> Result<Option<InflightLock>, RedisUnavailable> {
-        let key = self.key(&format!("inflight:{}", hex::encode(Sha256::digest(scope.lock_text().as_bytes()))));
-        let token = uuid::Uuid::new_v4().to_string();
-        let ttl_ms = self.0.settings.inflight_ttl.as_millis() as u64;
-        let (k, t) = (key.clone(), token.clone());
-        let set: Option<String> = self
-            .run(|mut conn| async move {
-                redis::cmd("SET").arg(k).arg(t).arg("NX").arg("PX").arg(ttl_ms).query_async(&mut conn).await
-            })
-            .await?;
-        Ok(set.map(|_| InflightLock { gate: Some(self.clone()), key, token }))
+        let mut pass = Pass {
+            gate: None,
+            permits_key: self.key("permits"),
+            member: uuid::Uuid::new_v4().to_string(),
+            lock: scope.map(|scope| {
+                let digest = hex::encode(Sha256::digest(scope.lock_text().as_bytes()));
+                (self.key(&format!("inflight:{digest}")), uuid::Uuid::new_v4().to_string())
+            }),
+        };
+        let mut call = ENTER.key(&pass.permits_key);
+        if let Some((key, _)) = &pass.lock {
+            call.key(key);
+        }
+        call.arg(s.permits).arg(s.permit_lease.as_millis() as u64).arg(&pass.member);
+        if let Some((_, token)) = &pass.lock {
+            call.arg(token).arg(s.inflight_ttl.as_millis() as u64);
+        }
+        let got: i64 = self.run(|mut conn| async move { call.invoke_async(&mut conn).await }).await?;
+        Ok(match got {
+            1 => {
+                pass.gate = Some(self.clone());
+                Entry::Admitted(pass)
+            }
+            -1 => Entry::InProgress,
+            _ => Entry::NoPermit,
+        })
     }
 
     /// PING within `within` (skipped while the breaker is open).
@@ -197,69 +227,49 @@ impl RedisGate {
     }
 }
 
-/// A held permit; released when dropped.
-pub struct Permit {
+/// A held permit and in-flight lock; released by [`Pass::leave`] or, on
+/// every other path (error, panic), when dropped.
+pub struct Pass {
     gate: Option<RedisGate>,
+    permits_key: String,
     member: String,
+    /// The lock's key and our token.
+    lock: Option<(String, String)>,
 }
 
-impl Permit {
-    /// Drops the permit without releasing it, as a crashed process would.
+impl Pass {
+    /// Drops the pass without releasing it, as a crashed process would.
     pub fn abandon(mut self) {
         self.gate = None;
     }
 
-    /// Releases now (the normal path); `Drop` covers the others.
-    pub async fn release(mut self) {
+    /// Releases now (the normal path), before the response is sent, so that a
+    /// duplicate arriving after the response finds the stored record.
+    pub async fn leave(mut self) {
         if let Some(gate) = self.gate.take() {
-            let (key, member) = (gate.key("permits"), std::mem::take(&mut self.member));
-            let _: Result<i64, _> = gate
-                .run(|mut conn| async move { redis::cmd("ZREM").arg(key).arg(member).query_async(&mut conn).await })
-                .await;
+            let call = self.leave_call();
+            let _: Result<i64, _> = gate.run(|mut conn| async move { call.invoke_async(&mut conn).await }).await;
         }
+    }
+
+    fn leave_call(&self) -> redis::ScriptInvocation<'static> {
+        let mut call = LEAVE.key(&self.permits_key);
+        if let Some((key, _)) = &self.lock {
+            call.key(key);
+        }
+        call.arg(&self.member);
+        if let Some((_, token)) = &self.lock {
+            call.arg(token);
+        }
+        call
     }
 }
 
-impl Drop for Permit {
+impl Drop for Pass {
     fn drop(&mut self) {
         if let Some(gate) = self.gate.take() {
-            let (key, member) = (gate.key("permits"), std::mem::take(&mut self.member));
-            gate.release_later(move |mut conn| async move {
-                redis::cmd("ZREM").arg(key).arg(member).query_async(&mut conn).await
-            });
-        }
-    }
-}
-
-/// A held in-flight lock; released (if still ours) when dropped.
-pub struct InflightLock {
-    gate: Option<RedisGate>,
-    key: String,
-    token: String,
-}
-
-impl InflightLock {
-    /// Releases now, so that a duplicate arriving after the response finds
-    /// the stored record instead of this lock.
-    pub async fn release(mut self) {
-        if let Some(gate) = self.gate.take() {
-            let (key, token) = (std::mem::take(&mut self.key), std::mem::take(&mut self.token));
-            let _: Result<i64, _> =
-                gate.run(|mut conn| async move {
-                    Script::new(RELEASE_LOCK).key(key).arg(token).invoke_async(&mut conn).await
-                })
-                .await;
-        }
-    }
-}
-
-impl Drop for InflightLock {
-    fn drop(&mut self) {
-        if let Some(gate) = self.gate.take() {
-            let (key, token) = (std::mem::take(&mut self.key), std::mem::take(&mut self.token));
-            gate.release_later(move |mut conn| async move {
-                Script::new(RELEASE_LOCK).key(key).arg(token).invoke_async(&mut conn).await
-            });
+            let call = self.leave_call();
+            gate.release_later(move |mut conn| async move { call.invoke_async(&mut conn).await });
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::sync::Barrier;
-use yeyak::admission::redis_gate::{RedisGate, RedisSettings};
+use yeyak::admission::redis_gate::{Entry, Pass, RedisGate, RedisSettings};
 
 use crate::helpers::*;
 
@@ -216,17 +216,25 @@ fn settings(url: String, permits: u32, lease_ms: u64) -> RedisSettings {
 async fn a_permit_of_a_killed_holder_frees_itself_after_its_lease() {
     let redis = RedisServer::start().await;
     let gate = RedisGate::new(settings(redis.url(), 1, 300)).unwrap();
-    let held = gate.acquire_permit().await.unwrap().expect("the one permit");
-    assert!(gate.acquire_permit().await.unwrap().is_none(), "no second permit");
+    let held = admitted(gate.enter(None).await.unwrap()).expect("the one permit");
+    assert!(admitted(gate.enter(None).await.unwrap()).is_none(), "no second permit");
     // The holder dies without releasing.
     held.abandon();
-    assert!(gate.acquire_permit().await.unwrap().is_none(), "still held within the lease");
+    assert!(admitted(gate.enter(None).await.unwrap()).is_none(), "still held within the lease");
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let again = gate.acquire_permit().await.unwrap();
+    let again = admitted(gate.enter(None).await.unwrap());
     assert!(again.is_some(), "the expired permit was removed before counting");
     // A released permit is free at once.
-    again.unwrap().release().await;
-    assert!(gate.acquire_permit().await.unwrap().is_some());
+    again.unwrap().leave().await;
+    assert!(admitted(gate.enter(None).await.unwrap()).is_some());
+}
+
+fn admitted(entry: Entry) -> Option<Pass> {
+    match entry {
+        Entry::Admitted(pass) => Some(pass),
+        Entry::NoPermit => None,
+        Entry::InProgress => panic!("no scope was given, so no lock can be held"),
+    }
 }
 
 #[tokio::test]
@@ -241,15 +249,18 @@ async fn an_inflight_lock_is_released_even_when_its_holder_panics() {
     let g = gate.clone();
     let s = scope.clone();
     let crashed = tokio::spawn(async move {
-        let _lock = g.lock_inflight(&s).await.unwrap().expect("free");
-        assert!(g.lock_inflight(&s).await.unwrap().is_none(), "held while the command runs");
+        let _pass = match g.enter(Some(&s)).await.unwrap() {
+            Entry::Admitted(pass) => pass,
+            _ => panic!("the scope and a permit are free"),
+        };
+        assert!(matches!(g.enter(Some(&s)).await.unwrap(), Entry::InProgress), "held while the command runs");
         panic!("the command crashed");
     })
     .await;
     assert!(crashed.is_err());
     let mut freed = false;
     for _ in 0..50 {
-        if gate.lock_inflight(&scope).await.unwrap().is_some() {
+        if matches!(gate.enter(Some(&scope)).await.unwrap(), Entry::Admitted(_)) {
             freed = true;
             break;
         }
