@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
-use super::resources;
+use super::domain::ResourceRow;
 use crate::db::cached::CacheExt;
 use crate::db::schema::{capacity_offer as offer, capacity_resource as res, waitlist_entry as entry};
 use crate::db::Conn;
@@ -26,16 +26,17 @@ pub struct Handoff {
 
 /// Hands `freed` units (still counted in `occupied_count`) to the waiters in
 /// FIFO order while the head fits, using the resource's free units too; stops
-/// at the first waiter that does not fit, so nobody is passed. Locks the
-/// resource row first (callers already hold it; re-locking is free).
+/// at the first waiter that does not fit, so nobody is passed. `resource` is
+/// the row as the caller locked it in this transaction (`resources::lock`),
+/// with any change the caller made since applied.
 pub async fn promote_or_release(
     conn: &mut Conn,
-    resource_id: i64,
+    resource: &ResourceRow,
     freed: i32,
     now: DateTime<Utc>,
     offer_ttl: Duration,
 ) -> Result<Handoff, CommandError> {
-    let resource = resources::lock(conn, resource_id).await?;
+    let resource_id = resource.id;
     // Units a waiter may take: the freed ones plus any already free.
     let mut pool = freed + (resource.capacity - resource.occupied_count);
     let mut handed = 0;

@@ -179,7 +179,7 @@ pub async fn cancel(
     check_policy(policy_version, resource.policy_version)?;
     check_not_expired(&h, now)?;
     let cancelled = set_state(conn, id, "CANCELLED", now).await?;
-    handoff::promote_or_release(conn, resource_id, h.quantity, now, offer_ttl).await?;
+    handoff::promote_or_release(conn, &resource, h.quantity, now, offer_ttl).await?;
     Ok(cancelled)
 }
 

@@ -7,7 +7,7 @@ use diesel::sql_types::{Int4, Int8, Nullable, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
-use super::domain::{Entry, Offer, UnitsAsk};
+use super::domain::{Entry, Offer, ResourceRow, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision};
 use crate::auth::OwnerDigest;
 use crate::db::cached::CacheExt;
@@ -167,7 +167,7 @@ pub async fn leave(
     if owner_digest != owner.as_str() {
         return Err(owner_mismatch().into());
     }
-    resources::lock(conn, resource_id).await?;
+    let mut resource = resources::lock(conn, resource_id).await?;
     let (state, revision) =
         entry::table.find(id).select((entry::state, entry::revision)).for_update().first::<(String, i64)>(conn).await?;
     if state != "WAITING" {
@@ -187,7 +187,8 @@ pub async fn leave(
         .cached()
         .execute(conn)
         .await?;
-    handoff::promote_or_release(conn, resource_id, 0, now, offer_ttl).await?;
+    resource.waiting_count -= 1;
+    handoff::promote_or_release(conn, &resource, 0, now, offer_ttl).await?;
     find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
 
@@ -203,7 +204,7 @@ async fn lock_live_offer(
     owner: &OwnerDigest,
     expected_revision: Option<i64>,
     now: DateTime<Utc>,
-) -> Result<Offer, CommandError> {
+) -> Result<(Offer, ResourceRow), CommandError> {
     let resource_id = offer::table
         .find(id)
         .select(offer::resource_id)
@@ -211,7 +212,7 @@ async fn lock_live_offer(
         .await
         .optional()?
         .ok_or_else(|| ApiError::not_found("offer"))?;
-    resources::lock(conn, resource_id).await?;
+    let resource = resources::lock(conn, resource_id).await?;
     let o: Offer = offer::table.find(id).select(Offer::as_select()).for_update().first(conn).await?;
     if o.owner_digest != owner.as_str() {
         return Err(owner_mismatch().into());
@@ -229,7 +230,7 @@ async fn lock_live_offer(
             return Err(stale_revision(expected, o.revision).into());
         }
     }
-    Ok(o)
+    Ok((o, resource))
 }
 
 async fn close_offer(
@@ -266,19 +267,14 @@ pub async fn accept(
     expected_revision: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<Offer, CommandError> {
-    let o = lock_live_offer(conn, id, owner, expected_revision, now).await?;
-    let policy_version: i32 = crate::db::schema::capacity_resource::table
-        .find(o.resource_id)
-        .select(crate::db::schema::capacity_resource::policy_version)
-        .first(conn)
-        .await?;
+    let (o, resource) = lock_live_offer(conn, id, owner, expected_revision, now).await?;
     let hold_id: i64 = diesel::insert_into(hold::table)
         .values((
             hold::resource_id.eq(o.resource_id),
             hold::owner_digest.eq(&o.owner_digest),
             hold::state.eq("CONFIRMED"),
             hold::quantity.eq(o.quantity),
-            hold::policy_version.eq(policy_version),
+            hold::policy_version.eq(resource.policy_version),
             hold::expires_at.eq(None::<DateTime<Utc>>),
             hold::created_at.eq(now),
             hold::updated_at.eq(now),
@@ -298,8 +294,8 @@ pub async fn decline(
     now: DateTime<Utc>,
     offer_ttl: Duration,
 ) -> Result<Offer, CommandError> {
-    let o = lock_live_offer(conn, id, owner, expected_revision, now).await?;
+    let (o, resource) = lock_live_offer(conn, id, owner, expected_revision, now).await?;
     let declined = close_offer(conn, &o, "DECLINED", None, now).await?;
-    handoff::promote_or_release(conn, o.resource_id, o.quantity, now, offer_ttl).await?;
+    handoff::promote_or_release(conn, &resource, o.quantity, now, offer_ttl).await?;
     Ok(declined)
 }

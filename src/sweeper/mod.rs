@@ -15,6 +15,7 @@ use chrono::Duration;
 use diesel::sql_types::{BigInt, Bool};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
+use futures_util::StreamExt;
 use scoped_futures::ScopedFutureExt;
 use serde::Serialize;
 use tokio::sync::Mutex;
@@ -31,6 +32,9 @@ pub const LEADER_LOCK: i64 = 0x7965_7961_6b2d_7377;
 pub const MAX_RESOURCES: i64 = 32;
 /// Time budget of one tick.
 pub const TICK_BUDGET: StdDuration = StdDuration::from_secs(5);
+/// Resources of one tick settled at the same time (each in its own
+/// transaction; the bulkhead's background lane may allow fewer).
+const PARALLEL: usize = 4;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum TickOutcome {
@@ -182,24 +186,15 @@ impl Sweeper {
             let mut conn = self.pool.get().await?;
             store::due_resources(&mut conn, now, max_resources).await?
         };
+        // Resources are independent (one row lock each), so a few settle at
+        // once; the bulkhead's background lane bounds how many connections
+        // that takes from the API.
+        let mut settled = futures_util::stream::iter(due)
+            .map(|resource_id| self.settle(resource_id, now, started))
+            .buffer_unordered(PARALLEL);
         let mut summary = SweepSummary::default();
-        for resource_id in due {
-            if started.elapsed() >= TICK_BUDGET {
-                break;
-            }
-            let _lane = match &self.bulkhead {
-                Some(b) => b.enter(Lane::Background).await,
-                None => None,
-            };
-            let ttl = self.offer_ttl;
-            let one = db::transaction(&self.pool, &self.stats, |conn| {
-                async move { store::expire_resource(conn, resource_id, now, ttl).await }.scope_boxed()
-            })
-            .await
-            .map_err(|e| match e {
-                crate::idempotency::CommandError::Db(e) => e,
-                crate::idempotency::CommandError::Reject(r) => DbError::Unavailable(r.message),
-            })?;
+        while let Some(one) = settled.next().await {
+            let one = one?;
             summary.add(&one);
             let items = &self.metrics.sweeper_items;
             for (kind, n) in [
@@ -212,5 +207,30 @@ impl Sweeper {
             }
         }
         Ok(summary)
+    }
+
+    /// One resource's transaction, unless the tick's budget is spent.
+    async fn settle(
+        &self,
+        resource_id: i64,
+        now: chrono::DateTime<chrono::Utc>,
+        started: Instant,
+    ) -> Result<SweepSummary, DbError> {
+        if started.elapsed() >= TICK_BUDGET {
+            return Ok(SweepSummary::default());
+        }
+        let _lane = match &self.bulkhead {
+            Some(b) => b.enter(Lane::Background).await,
+            None => None,
+        };
+        let ttl = self.offer_ttl;
+        db::transaction(&self.pool, &self.stats, |conn| {
+            async move { store::expire_resource(conn, resource_id, now, ttl).await }.scope_boxed()
+        })
+        .await
+        .map_err(|e| match e {
+            crate::idempotency::CommandError::Db(e) => e,
+            crate::idempotency::CommandError::Reject(r) => DbError::Unavailable(r.message),
+        })
     }
 }

@@ -70,7 +70,7 @@ pub async fn expire_resource(
     now: DateTime<Utc>,
     offer_ttl: Duration,
 ) -> Result<SweepSummary, CommandError> {
-    resources::lock(conn, resource_id).await?;
+    let resource = resources::lock(conn, resource_id).await?;
     let holds: Vec<(i64, i32)> = diesel::update(
         hold::table
             .filter(hold::resource_id.eq(resource_id))
@@ -108,7 +108,7 @@ pub async fn expire_resource(
         .collect();
     outbox::enqueue_all(conn, &intents, now).await?;
     let freed: i32 = holds.iter().map(|(_, q)| q).sum::<i32>() + offers.iter().map(|(_, _, q)| q).sum::<i32>();
-    let handoff = handoff::promote_or_release(conn, resource_id, freed, now, offer_ttl).await?;
+    let handoff = handoff::promote_or_release(conn, &resource, freed, now, offer_ttl).await?;
     Ok(SweepSummary {
         scanned_resources: 1,
         expired_holds: holds.len() as i64,

@@ -11,7 +11,6 @@ SELECT id AS hid FROM capacity_hold WHERE resource_id = :rid AND state IN ('HELD
 SELECT id, code, name, state, capacity, occupied_count, revision, policy_version, timezone, waiting_count FROM capacity_resource WHERE id = :rid LIMIT 1 FOR UPDATE;
 SELECT id, resource_id, state, quantity, revision, policy_version, expires_at, owner_digest FROM capacity_hold WHERE id = :hid LIMIT 1 FOR UPDATE;
 UPDATE capacity_hold SET state = 'CANCELLED', revision = revision + 1, updated_at = now() WHERE id = :hid RETURNING id, resource_id, state, quantity, revision, policy_version, expires_at, owner_digest;
-SELECT id, code, name, state, capacity, occupied_count, revision, policy_version, timezone, waiting_count FROM capacity_resource WHERE id = :rid LIMIT 1 FOR UPDATE;
 SELECT id AS eid, owner_digest AS waiter, quantity FROM waitlist_entry WHERE resource_id = :rid AND state = 'WAITING' ORDER BY sequence LIMIT 1 FOR UPDATE \gset
 INSERT INTO capacity_offer (resource_id, entry_id, owner_digest, state, quantity, expires_at, created_at, updated_at) VALUES (:rid, :eid, :waiter, 'ACTIVE', 1, now() + interval '20 seconds', now(), now()) RETURNING id AS oid \gset
 UPDATE waitlist_entry SET state = 'OFFERED', revision = revision + 1, updated_at = now() WHERE id = :eid;
@@ -27,7 +26,6 @@ SAVEPOINT diesel_savepoint_1;
 SELECT resource_id FROM capacity_offer WHERE id = :oid LIMIT 1;
 SELECT id, code, name, state, capacity, occupied_count, revision, policy_version, timezone, waiting_count FROM capacity_resource WHERE id = :rid LIMIT 1 FOR UPDATE;
 SELECT id, resource_id, entry_id, state, revision, expires_at, hold_id, quantity, owner_digest FROM capacity_offer WHERE id = :oid LIMIT 1 FOR UPDATE;
-SELECT policy_version FROM capacity_resource WHERE id = :rid LIMIT 1;
 INSERT INTO capacity_hold (resource_id, owner_digest, state, quantity, policy_version, expires_at, created_at, updated_at) VALUES (:rid, :waiter, 'CONFIRMED', 1, 1, NULL, now(), now()) RETURNING id AS newhold \gset
 UPDATE waitlist_entry SET state = 'ACCEPTED', revision = revision + 1, updated_at = now() WHERE id = :eid;
 UPDATE capacity_offer SET state = 'ACCEPTED', hold_id = :newhold, revision = revision + 1, updated_at = now() WHERE id = :oid RETURNING id, resource_id, entry_id, state, revision, expires_at, hold_id, quantity, owner_digest;

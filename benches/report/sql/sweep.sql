@@ -8,7 +8,6 @@ SELECT id, code, name, state, capacity, occupied_count, revision, policy_version
 UPDATE capacity_hold SET state = 'EXPIRED', revision = revision + 1, updated_at = now() WHERE resource_id = :rid AND state = 'HELD' AND expires_at <= now() RETURNING id, quantity;
 UPDATE capacity_offer SET state = 'EXPIRED', revision = revision + 1, updated_at = now() WHERE resource_id = :rid AND state = 'ACTIVE' AND expires_at <= now() RETURNING id, entry_id, quantity;
 INSERT INTO notification_outbox (delivery_id, kind, payload, status, next_attempt_at, created_at) SELECT 'pgb-hold-' || h.id || '-expired', 'hold.expired', '{"holdId":  3, "resourceId":  2}', 'PENDING', now(), now() FROM capacity_hold h WHERE h.resource_id = :rid AND h.state = 'EXPIRED' ON CONFLICT DO NOTHING;
-SELECT id, code, name, state, capacity, occupied_count, revision, policy_version, timezone, waiting_count FROM capacity_resource WHERE id = :rid LIMIT 1 FOR UPDATE;
 SELECT id AS eid, owner_digest AS waiter, quantity FROM waitlist_entry WHERE resource_id = :rid AND state = 'WAITING' ORDER BY sequence LIMIT 1 FOR UPDATE \gset
 INSERT INTO capacity_offer (resource_id, entry_id, owner_digest, state, quantity, expires_at, created_at, updated_at) VALUES (:rid, :eid, :waiter, 'ACTIVE', 1, now() + interval '20 seconds', now(), now()) RETURNING id;
 UPDATE waitlist_entry SET state = 'OFFERED', revision = revision + 1, updated_at = now() WHERE id = :eid;
