@@ -11,6 +11,7 @@
 //! without it).
 
 mod chart;
+mod cpu;
 mod fleet;
 mod load;
 mod pgbench;
@@ -77,6 +78,7 @@ fn redis_reachable() -> bool {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let started = Instant::now();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&out).unwrap();
     let step = |what: &str| eprintln!("[{:>5.1} s] {what}", started.elapsed().as_secs_f64());
@@ -129,38 +131,40 @@ async fn main() {
     let mut scale_rows = Vec::new();
     for processes in 1..=3 {
         step(&format!("scale out: {processes} process(es)"));
-        scale_rows.push(scale::scale_out(processes, 48, 16).await);
+        // The same 18 connections in all, so that only the process count changes.
+        scale_rows.push(scale::scale_out(processes, 48, 18 / processes as u32).await);
     }
 
-    // ---- costs: one setting changed per fleet, side by side in this run
-    let mut costs: Vec<(String, Row)> = Vec::new();
-    for verify in [true, false] {
-        step(&format!("cost: verify on checkout = {verify}"));
-        let settings = Settings::default().env("YEYAK_DB_VERIFY_CHECKOUT", &verify.to_string());
-        let label = if verify { "SELECT 1 on every checkout" } else { "local socket check (default)" };
-        costs.push((label.into(), scale::holds_with(settings, CLIENTS).await));
+    // ---- costs: one setting changed per fleet, side by side in this run;
+    // two rounds, alternating, since this machine is noisy
+    let mut variants: Vec<(&str, Settings)> = vec![
+        ("defaults (no checkout probe, hot statements prepared once, no Redis)", Settings::default()),
+        (
+            "`YEYAK_DB_VERIFY_CHECKOUT=true`: `SELECT 1` on every checkout",
+            Settings::default().env("YEYAK_DB_VERIFY_CHECKOUT", "true"),
+        ),
+        (
+            "`YEYAK_DB_CACHE_STATEMENTS=false`: diesel's own statement cache only",
+            Settings::default().env("YEYAK_DB_CACHE_STATEMENTS", "false"),
+        ),
+    ];
+    if redis_reachable() {
+        let prefix = format!("bench-{}", uuid::Uuid::new_v4().simple());
+        let redis = Settings::default().env("REDIS_URL", "redis://127.0.0.1:6379").env("YEYAK_REDIS_PREFIX", &prefix);
+        variants.push(("Redis admission on (lock + permit in one script, release in one)", redis));
     }
-    for cache in [false, true] {
-        step(&format!("cost: cache every statement = {cache}"));
-        let settings = Settings::default().env("YEYAK_DB_CACHE_STATEMENTS", &cache.to_string());
-        let label = if cache { "every statement prepared once (default)" } else { "diesel's cache only" };
-        costs.push((label.into(), scale::holds_with(settings, CLIENTS).await));
+    let mut costs: Vec<(String, Vec<Row>)> = variants.iter().map(|(l, _)| (l.to_string(), Vec::new())).collect();
+    for round in 1..=2 {
+        for (i, (label, settings)) in variants.iter().enumerate() {
+            step(&format!("cost round {round}: {label}"));
+            costs[i].1.push(scale::holds_with(settings.clone(), CLIENTS).await);
+        }
     }
     let mut pools = Vec::new();
     for pool in [4u32, 8, 16, 32, 64] {
         step(&format!("pool size {pool}"));
         pools.push((pool, scale::holds_with(Settings { pool_size: pool, ..Settings::default() }, 64).await));
     }
-    let redis = if redis_reachable() {
-        step("Redis admission on");
-        let prefix = format!("bench-{}", uuid::Uuid::new_v4().simple());
-        let settings =
-            Settings::default().env("REDIS_URL", "redis://127.0.0.1:6379").env("YEYAK_REDIS_PREFIX", &prefix);
-        Some(scale::holds_with(settings, CLIENTS).await)
-    } else {
-        None
-    };
-
     // ---- charts
     step("charts and report");
     let main_rows: Vec<&Row> = vec![&contention, &races, &distinct, &holds, &hot, &replays, &chains, &drain.row];
@@ -212,13 +216,20 @@ async fn main() {
         "holds per second",
         &[("holds/s", drain.load.iter().map(|(t, v)| (t + 3.0, *v)).collect())],
     );
-    let cost_groups: Vec<String> = costs.iter().map(|(l, _)| l.clone()).collect();
+    let cost_groups: Vec<String> = ["defaults", "SELECT 1 per checkout", "diesel cache only", "Redis admission"]
+        .iter()
+        .take(costs.len())
+        .map(|s| s.to_string())
+        .collect();
     chart::bars(
         &out.join("costs.svg"),
-        "Holds/s with one setting changed (32 clients, one process)",
+        "Holds/s with one setting changed (32 clients, one process, two rounds)",
         "holds per second",
         &cost_groups,
-        &[("holds/s", costs.iter().map(|(_, r)| r.rate).collect())],
+        &[
+            ("round 1", costs.iter().map(|(_, r)| r[0].rate).collect()),
+            ("round 2", costs.iter().map(|(_, r)| r[1].rate).collect()),
+        ],
     );
     chart::lines(
         &out.join("pool.svg"),
@@ -241,7 +252,7 @@ async fn main() {
          same machine, so every number shares the same cores. Compare figures within this report, not across runs.\n",
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         command_output("git", &["rev-parse", "--short", "HEAD"]),
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        cores,
         0.0,
     );
     let _ = writeln!(md, "## Write scenarios and their SQL ceilings (one process, pool 32)\n");
@@ -267,6 +278,28 @@ async fn main() {
         losers.ms(1.0)
     );
     md.push_str("![latency](latency.svg)\n\n![throughput](throughput.svg)\n\n");
+    let _ = writeln!(md, "### Where the CPU went\n");
+    let _ = writeln!(
+        md,
+        "CPU time (user + system, from `/proc`) of every `postgres` process, every `yeyak` process and this load \
+         generator while the HTTP load ran, as cores kept busy on average and as CPU milliseconds per request. The \
+         machine has {cores} cores.\n"
+    );
+    md.push_str("| scenario | PostgreSQL cores | yeyak cores | load client cores | PostgreSQL ms/request | yeyak ms/request |\n");
+    md.push_str("| --- | --- | --- | --- | --- | --- |\n");
+    for r in main_rows.iter().filter(|r| r.cpu.is_some()) {
+        let cpu = r.cpu.unwrap();
+        let (pg, app, client) = cpu.cores();
+        let n = r.run.total().max(1) as f64;
+        let _ = writeln!(
+            md,
+            "| {} | {pg:.2} | {app:.2} | {client:.2} | {:.2} | {:.2} |",
+            r.name,
+            cpu.postgres * 1000.0 / n,
+            cpu.yeyak * 1000.0 / n
+        );
+    }
+    md.push('\n');
 
     let _ = writeln!(md, "## Sweeper backlog drain\n");
     let _ = writeln!(
@@ -287,23 +320,25 @@ async fn main() {
     let _ = writeln!(md, "## Scale-out: processes on different ports over one PostgreSQL\n");
     let _ = writeln!(
         md,
-        "48 clients spread round robin over the processes (pool 16 each), {SECONDS} s of holds on distinct resources, \
+        "48 clients spread round robin over the processes, 18 PostgreSQL connections in all (pool 18, 9, 6 per \
+         process), {SECONDS} s of holds on distinct resources, \
          then {SECONDS} s of bookings on distinct slots. `sweeper leaders` is the sum of `yeyak_sweeper_leader` over \
          the processes (exactly one must lead); `invariants broken` is the consistency report after the load.\n"
     );
     md.push_str(
-        "| processes | holds/s | vs 1 process | p99 ms | bookings/s | vs 1 process | p99 ms | sweeper leaders | invariants broken |\n",
+        "| processes | holds/s | vs 1 process | p99 ms | PostgreSQL / yeyak cores (holds) | bookings/s | vs 1 process | p99 ms | sweeper leaders | invariants broken |\n",
     );
-    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     let (h1, b1) = (scale_rows[0].holds.rate, scale_rows[0].bookings.rate);
     for s in &scale_rows {
         let _ = writeln!(
             md,
-            "| {} | {:.0} | {:.2} | {:.1} | {:.0} | {:.2} | {:.1} | {} | {} |",
+            "| {} | {:.0} | {:.2} | {:.1} | {} | {:.0} | {:.2} | {:.1} | {} | {} |",
             s.processes,
             s.holds.rate,
             s.holds.rate / h1,
             s.holds.run.ms(0.99),
+            s.holds.cpu.map(|c| format!("{:.2} / {:.2}", c.cores().0, c.cores().1)).unwrap_or_default(),
             s.bookings.rate,
             s.bookings.rate / b1,
             s.bookings.run.ms(0.99),
@@ -314,25 +349,27 @@ async fn main() {
     md.push_str("\n![scale](scale.svg)\n\n");
 
     let _ = writeln!(md, "## Costs: one setting changed per fleet\n");
-    md.push_str("| setting | holds/s | p50 ms | p99 ms | statements per request |\n| --- | --- | --- | --- | --- |\n");
-    for (label, r) in &costs {
+    let _ = writeln!(
+        md,
+        "Holds on distinct resources, {CLIENTS} clients, one process with pool 32, {SECONDS} s per fleet; every variant \
+         twice, alternating (round 1 of all, then round 2), because this machine is noisy.\n"
+    );
+    md.push_str(
+        "| setting | holds/s (round 1, round 2) | mean vs defaults | p50 ms | p99 ms | statements per request |\n",
+    );
+    md.push_str("| --- | --- | --- | --- | --- | --- |\n");
+    let mean = |rows: &[Row]| rows.iter().map(|r| r.rate).sum::<f64>() / rows.len() as f64;
+    let base = mean(&costs[0].1);
+    for (label, rows) in &costs {
         let _ = writeln!(
             md,
-            "| {label} | {:.0} | {:.1} | {:.1} | {} |",
-            r.rate,
-            r.run.ms(0.5),
-            r.run.ms(0.99),
-            fmt_opt(r.statements_per_request, 2)
-        );
-    }
-    if let Some(r) = &redis {
-        let _ = writeln!(
-            md,
-            "| Redis admission on (in-flight lock + permit) | {:.0} | {:.1} | {:.1} | {} |",
-            r.rate,
-            r.run.ms(0.5),
-            r.run.ms(0.99),
-            fmt_opt(r.statements_per_request, 2)
+            "| {label} | {:.0}, {:.0} | {:.2} | {:.1} | {:.1} | {} |",
+            rows[0].rate,
+            rows[1].rate,
+            mean(rows) / base,
+            (rows[0].run.ms(0.5) + rows[1].run.ms(0.5)) / 2.0,
+            (rows[0].run.ms(0.99) + rows[1].run.ms(0.99)) / 2.0,
+            fmt_opt(rows[0].statements_per_request, 2)
         );
     }
     md.push_str("\n![costs](costs.svg)\n\n");

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::cpu::{Meter, Share};
 use crate::fleet::Fleet;
 use crate::load::{self, drive, race, Req, Run};
 use crate::pgbench::Pgbench;
@@ -32,6 +33,8 @@ pub struct Row {
     pub unit: &'static str,
     pub ceiling: Option<f64>,
     pub statements_per_request: Option<f64>,
+    /// Where the CPU went while the HTTP load ran.
+    pub cpu: Option<Share>,
     pub notes: String,
 }
 
@@ -41,13 +44,16 @@ impl Row {
     }
 }
 
-/// Statements the fleet sent while `work` ran, per request it made.
-async fn counted<F: std::future::Future<Output = Run>>(fleet: &Fleet, work: F) -> (Run, f64) {
+/// Statements the fleet sent while `work` ran, per request it made, and the
+/// CPU time it took.
+async fn counted<F: std::future::Future<Output = Run>>(fleet: &Fleet, work: F) -> (Run, f64, Share) {
     let before = fleet.metric_sum("yeyak_db_statements_total").await;
+    let meter = Meter::start();
     let run = work.await;
+    let cpu = meter.stop();
     let after = fleet.metric_sum("yeyak_db_statements_total").await;
     let per = (after - before) / run.total().max(1) as f64;
-    (run, per)
+    (run, per, cpu)
 }
 
 fn booking(rooms: &[String], hour: i64) -> serde_json::Value {
@@ -96,6 +102,7 @@ pub async fn contention(fleet: &Arc<Fleet>) -> Row {
         unit: "answers/s",
         ceiling: Some(ceiling),
         statements_per_request: Some(statements),
+        cpu: None,
         notes: format!("rounds other than 1 × 201 + 19 × 409: {bad_rounds}; slowest {:.1} ms", run.ms(1.0)),
         run,
     }
@@ -136,6 +143,7 @@ pub async fn races(fleet: &Arc<Fleet>) -> (Row, Run) {
         unit: "answers/s",
         ceiling: Some(ceiling),
         statements_per_request: None,
+        cpu: None,
         notes: format!(
             "trials other than 201 + 409: {bad}; loser p50 {:.1} ms, max {:.1} ms",
             losers.ms(0.5),
@@ -148,7 +156,7 @@ pub async fn races(fleet: &Arc<Fleet>) -> (Row, Run) {
 
 /// Every client books its own room, hour after hour: no conflicts.
 pub async fn distinct_bookings(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bool) -> Row {
-    let (run, statements) = counted(
+    let (run, statements, cpu) = counted(
         fleet,
         drive(fleet, clients, 100_000, SECONDS as f64, |c, n| {
             let room = vec![format!("H{:02}", c % 64 + 1)];
@@ -169,6 +177,7 @@ pub async fn distinct_bookings(fleet: &Arc<Fleet>, clients: usize, with_ceiling:
         unit: "bookings/s",
         ceiling,
         statements_per_request: Some(statements),
+        cpu: Some(cpu),
         notes: run.statuses_text(),
         run,
     }
@@ -191,7 +200,7 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bo
     let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let ids = Arc::new(resources(fleet, &format!("hd{tag}"), clients, 1_000_000).await);
     let (d, t) = (ids.clone(), tag.clone());
-    let (run, statements) = counted(
+    let (run, statements, cpu) = counted(
         fleet,
         drive(fleet, clients, 100_000, SECONDS as f64, move |c, n| {
             Req::new(format!("/api/resources/{}/holds", d[c]), format!("owner-{c}"), format!("{t}-{c}-{n}"), json!({}))
@@ -212,6 +221,7 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bo
         unit: "holds/s",
         ceiling,
         statements_per_request: Some(statements),
+        cpu: Some(cpu),
         notes: format!("{}; keys {tag}-<client>-<n>", run.statuses_text()),
         run,
     }
@@ -219,7 +229,7 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bo
 
 pub async fn holds_hot(fleet: &Arc<Fleet>) -> Row {
     let hot = resources(fleet, "hot", 1, 1_000_000).await[0];
-    let (run, statements) = counted(
+    let (run, statements, cpu) = counted(
         fleet,
         drive(fleet, CLIENTS, 100_000, SECONDS as f64, move |c, n| {
             Req::new(format!("/api/resources/{hot}/holds"), format!("owner-{c}"), format!("hot-{c}-{n}"), json!({}))
@@ -236,6 +246,7 @@ pub async fn holds_hot(fleet: &Arc<Fleet>) -> Row {
         unit: "holds/s",
         ceiling: Some(ceiling),
         statements_per_request: Some(statements),
+        cpu: Some(cpu),
         notes: run.statuses_text(),
         run,
     }
@@ -252,7 +263,7 @@ pub async fn replays(fleet: &Arc<Fleet>) -> Row {
     .await;
     assert_eq!(first.count(201), CLIENTS * stored, "holds to replay were stored");
     let d = ids.clone();
-    let (run, statements) = counted(
+    let (run, statements, cpu) = counted(
         fleet,
         drive(fleet, CLIENTS, 100_000, SECONDS as f64, move |c, n| {
             let key = format!("r-{c}-{}", n % stored);
@@ -277,6 +288,7 @@ pub async fn replays(fleet: &Arc<Fleet>) -> Row {
         unit: "replays/s",
         ceiling: Some(ceiling),
         statements_per_request: Some(statements),
+        cpu: Some(cpu),
         notes: run.statuses_text(),
         run,
     }
@@ -310,6 +322,7 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
     let entries = fleet.ids("SELECT id FROM waitlist_entry ORDER BY resource_id, sequence").await;
 
     let before = fleet.metric_sum("yeyak_db_statements_total").await;
+    let meter = Meter::start();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(SECONDS);
     let tasks: Vec<_> = holders
@@ -351,6 +364,7 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
         run.absorb(t.await.unwrap());
     }
     run.elapsed = started.elapsed();
+    let cpu = meter.stop();
     let statements = (fleet.metric_sum("yeyak_db_statements_total").await - before) / run.total().max(1) as f64;
 
     // pgbench: a resource per client with a queue long enough for the run.
@@ -376,6 +390,7 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
         unit: "hand-offs/s",
         ceiling: Some(ceiling),
         statements_per_request: Some(statements / 3.0),
+        cpu: Some(cpu),
         notes: "one step = cancel + read entry + accept (3 requests); statements are per request".into(),
         run,
     }
@@ -484,6 +499,7 @@ pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize) -> Drain {
             unit: "resources swept/s",
             ceiling: Some(ceiling),
             statements_per_request: None,
+            cpu: None,
             notes: format!("latency = the 8 load clients' holds during the drain ({})", run.statuses_text()),
             run,
         },
