@@ -21,7 +21,8 @@ pub struct Fleet {
     pub client: reqwest::Client,
 }
 
-/// Settings of one fleet; every process gets the same.
+/// Settings of one fleet; every process gets the same. The defaults are
+/// yeyak's own (pool 16, sweep every 2 s).
 #[derive(Clone)]
 pub struct Settings {
     pub processes: usize,
@@ -35,7 +36,7 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { processes: 1, pool_size: 32, sweep_interval_ms: 2000, extra_env: Vec::new(), seed_sql: None }
+        Settings { processes: 1, pool_size: 16, sweep_interval_ms: 2000, extra_env: Vec::new(), seed_sql: None }
     }
 }
 
