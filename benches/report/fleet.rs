@@ -74,6 +74,7 @@ impl Fleet {
                 .env("YEYAK_API_KEYS", format!("bench:integration:{KEY},ops:admin:{ADMIN_KEY}"))
                 .env("YEYAK_DB_POOL_SIZE", settings.pool_size.to_string())
                 .env("YEYAK_SWEEP_INTERVAL_MS", settings.sweep_interval_ms.to_string())
+                .env("YEYAK_SECRET_KEY", "report-secret-key-not-the-development-default")
                 .env("RUST_LOG", "warn")
                 .stdout(Stdio::null())
                 .stderr(Stdio::inherit());

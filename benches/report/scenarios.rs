@@ -13,7 +13,7 @@ use crate::load::{self, drive, race, Req, Run};
 use crate::pgbench::Pgbench;
 
 /// Seconds of each timed HTTP scenario and of each pgbench run.
-pub const SECONDS: u64 = 6;
+pub const SECONDS: u64 = 5;
 pub const CLIENTS: usize = 32;
 
 const BOOKING_SQL: &str = include_str!("sql/booking.sql");

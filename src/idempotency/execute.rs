@@ -5,14 +5,10 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use diesel::sql_types::Text;
-use diesel::QueryableByName;
-use diesel_async::RunQueryDsl;
 use scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
 
 use super::{acquire, finalize, Acquired, Fingerprint, Scope, StoredResponse};
 use crate::clock::Clock;
-use crate::db::cached::CacheExt;
 use crate::db::{self, Conn, DbError, DbStats, Pool, TxError};
 use crate::error::{ApiError, ErrorCode};
 
@@ -73,24 +69,6 @@ pub struct Runner<'a> {
     pub lease: Duration,
 }
 
-#[derive(QueryableByName)]
-struct Locked {
-    #[diesel(sql_type = diesel::sql_types::Bool)]
-    locked: bool,
-}
-
-/// A transaction-level advisory lock on the scope, tried without waiting, so
-/// that a concurrent duplicate is answered at once instead of queueing behind
-/// the first (two scopes sharing a 64-bit hash only cost a spurious retry).
-async fn try_lock_scope(conn: &mut Conn, scope: &Scope) -> diesel::QueryResult<bool> {
-    let row: Locked = diesel::sql_query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked")
-        .bind::<Text, _>(scope.lock_text())
-        .cached()
-        .get_result(conn)
-        .await?;
-    Ok(row.locked)
-}
-
 /// Runs `command` at most once per scope. Without a scope (no key given on a
 /// route where it is optional) the command simply runs in its transaction.
 pub async fn run_command<'a, F>(
@@ -117,23 +95,16 @@ where
             let now = clock.now();
             let token = match guard {
                 None => None,
-                Some((scope, fingerprint)) => {
-                    if !try_lock_scope(conn, scope).await? {
-                        return Ok(Outcome::InProgress { retry_after_secs: 1 });
+                Some((scope, fingerprint)) => match acquire(conn, scope, fingerprint, now, lease).await? {
+                    Acquired::New { token } => Some(token),
+                    Acquired::Takeover { token, .. } => {
+                        took_over.store(true, std::sync::atomic::Ordering::Relaxed);
+                        Some(token)
                     }
-                    match acquire(conn, scope, fingerprint, now, lease).await? {
-                        Acquired::New { token } => Some(token),
-                        Acquired::Takeover { token, .. } => {
-                            took_over.store(true, std::sync::atomic::Ordering::Relaxed);
-                            Some(token)
-                        }
-                        Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
-                        Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
-                        Acquired::InProgress { retry_after_secs } => {
-                            return Ok(Outcome::InProgress { retry_after_secs })
-                        }
-                    }
-                }
+                    Acquired::Replay(stored) => return Ok(Outcome::Replayed(stored)),
+                    Acquired::FingerprintConflict => return Ok(Outcome::FingerprintConflict),
+                    Acquired::InProgress { retry_after_secs } => return Ok(Outcome::InProgress { retry_after_secs }),
+                },
             };
             // A savepoint: a rejected mutation leaves no row behind, yet the
             // rejection itself is stored in the same transaction.

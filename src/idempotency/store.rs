@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use uuid::Uuid;
 
@@ -36,6 +37,29 @@ struct Existing {
     response_body: Option<String>,
 }
 
+/// The scope's transaction-level advisory lock, tried without waiting (a
+/// concurrent duplicate is answered at once instead of queueing behind the
+/// first; two scopes sharing a 64-bit hash only cost a spurious retry), and,
+/// only if it was granted, the claim's INSERT: one statement, one round trip.
+/// The primary key decides the race between two first-timers.
+const CLAIM: &str = "
+WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked),
+     claim AS (
+       INSERT INTO idempotency_record
+              (tenant, operation, idempotency_key, fingerprint, state, owner_token, lease_expires_at, created_at)
+       SELECT $2, $3, $4, $5, 'IN_PROGRESS', $6, $7, $8 FROM lock WHERE locked
+       ON CONFLICT DO NOTHING
+       RETURNING 1)
+SELECT (SELECT locked FROM lock) AS locked, EXISTS (SELECT 1 FROM claim) AS inserted";
+
+#[derive(QueryableByName)]
+struct Claimed {
+    #[diesel(sql_type = Bool)]
+    locked: bool,
+    #[diesel(sql_type = Bool)]
+    inserted: bool,
+}
+
 /// Claims `scope` for `fingerprint` at `now` with a lease of `lease`.
 pub async fn acquire(
     conn: &mut Conn,
@@ -45,22 +69,22 @@ pub async fn acquire(
     lease: Duration,
 ) -> QueryResult<Acquired> {
     let token = Uuid::new_v4();
-    // The primary key decides the race between two first-timers.
-    let inserted = diesel::insert_into(rec::table)
-        .values((
-            rec::tenant.eq(scope.tenant.as_str()),
-            rec::operation.eq(scope.operation),
-            rec::idempotency_key.eq(scope.key.as_str()),
-            rec::fingerprint.eq(fingerprint.as_str()),
-            rec::state.eq("IN_PROGRESS"),
-            rec::owner_token.eq(token),
-            rec::lease_expires_at.eq(now + lease),
-            rec::created_at.eq(now),
-        ))
-        .on_conflict_do_nothing()
-        .execute(conn)
+    let claimed: Claimed = diesel::sql_query(CLAIM)
+        .bind::<Text, _>(scope.lock_text())
+        .bind::<Text, _>(scope.tenant.as_str())
+        .bind::<Text, _>(scope.operation)
+        .bind::<Text, _>(scope.key.as_str())
+        .bind::<Text, _>(fingerprint.as_str())
+        .bind::<diesel::sql_types::Uuid, _>(token)
+        .bind::<Timestamptz, _>(now + lease)
+        .bind::<Timestamptz, _>(now)
+        .cached()
+        .get_result(conn)
         .await?;
-    if inserted == 1 {
+    if !claimed.locked {
+        return Ok(Acquired::InProgress { retry_after_secs: 1 });
+    }
+    if claimed.inserted {
         return Ok(Acquired::New { token });
     }
 

@@ -56,7 +56,7 @@ async fn a_cached_update_is_prepared_once_and_reused() {
 }
 
 #[tokio::test]
-async fn a_hold_sends_nine_statements_and_no_checkout_probe() {
+async fn a_hold_sends_eight_statements_and_no_checkout_probe() {
     let app = TestApp::spawn().await;
     let admin = crate::helpers::ADMIN;
     let (status, resource) =
@@ -69,7 +69,8 @@ async fn a_hold_sends_nine_statements_and_no_checkout_probe() {
         assert_eq!(status, 201, "{body}");
     }
     let sent = app.state.db_stats.statements() - before;
-    // BEGIN, advisory try-lock, claim, SAVEPOINT, conditional UPDATE, hold
-    // INSERT, RELEASE, finalize, COMMIT; no `SELECT 1` on checkout.
-    assert_eq!(sent, 5 * 9, "statements for five holds");
+    // BEGIN, claim (advisory try-lock + INSERT in one statement), SAVEPOINT,
+    // conditional UPDATE, hold INSERT, RELEASE, finalize, COMMIT; no
+    // `SELECT 1` on checkout.
+    assert_eq!(sent, 5 * 8, "statements for five holds");
 }

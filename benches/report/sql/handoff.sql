@@ -4,8 +4,7 @@
 \set k random(1, 2000000000)
 \set rid :base + :client_id
 BEGIN;
-SELECT pg_try_advisory_xact_lock(hashtextextended('pgbhold.cancel' || :client_id::text || '-' || :k::text, 0)) AS locked;
-INSERT INTO idempotency_record (tenant, operation, idempotency_key, fingerprint, state, owner_token, lease_expires_at, created_at) VALUES ('pgb', 'hold.cancel', :client_id::text || '-' || :k::text, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'IN_PROGRESS', gen_random_uuid(), now() + interval '90 seconds', now()) ON CONFLICT DO NOTHING;
+WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('pgbhold.cancel' || :client_id::text || '-' || :k::text, 0)) AS locked), claim AS (INSERT INTO idempotency_record (tenant, operation, idempotency_key, fingerprint, state, owner_token, lease_expires_at, created_at) SELECT 'pgb', 'hold.cancel', :client_id::text || '-' || :k::text, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'IN_PROGRESS', gen_random_uuid(), now() + interval '90 seconds', now() FROM lock WHERE locked ON CONFLICT DO NOTHING RETURNING 1) SELECT (SELECT locked FROM lock) AS locked, EXISTS (SELECT 1 FROM claim) AS inserted;
 SAVEPOINT diesel_savepoint_1;
 SELECT id AS hid FROM capacity_hold WHERE resource_id = :rid AND state IN ('HELD', 'CONFIRMED') LIMIT 1 \gset
 SELECT id, code, name, state, capacity, occupied_count, revision, policy_version, timezone, waiting_count FROM capacity_resource WHERE id = :rid LIMIT 1 FOR UPDATE;
@@ -20,8 +19,7 @@ RELEASE SAVEPOINT diesel_savepoint_1;
 UPDATE idempotency_record SET state = 'COMPLETED', response_status = 200, response_body = '{"id": 1,"resourceId": 1,"state": "CANCELLED","quantity": 1,"revision": 1,"policyVersion": 1,"expiresAt": "2026-11-29T22.42.12.793256Z"}', completed_at = now() WHERE tenant = 'pgb' AND operation = 'hold.cancel' AND idempotency_key = :client_id::text || '-' || :k::text AND owner_token IS NOT NULL AND state = 'IN_PROGRESS';
 COMMIT;
 BEGIN;
-SELECT pg_try_advisory_xact_lock(hashtextextended('pgboffer.accept' || :client_id::text || '-' || :k::text, 0)) AS locked;
-INSERT INTO idempotency_record (tenant, operation, idempotency_key, fingerprint, state, owner_token, lease_expires_at, created_at) VALUES ('pgb', 'offer.accept', :client_id::text || '-' || :k::text, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'IN_PROGRESS', gen_random_uuid(), now() + interval '90 seconds', now()) ON CONFLICT DO NOTHING;
+WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('pgboffer.accept' || :client_id::text || '-' || :k::text, 0)) AS locked), claim AS (INSERT INTO idempotency_record (tenant, operation, idempotency_key, fingerprint, state, owner_token, lease_expires_at, created_at) SELECT 'pgb', 'offer.accept', :client_id::text || '-' || :k::text, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'IN_PROGRESS', gen_random_uuid(), now() + interval '90 seconds', now() FROM lock WHERE locked ON CONFLICT DO NOTHING RETURNING 1) SELECT (SELECT locked FROM lock) AS locked, EXISTS (SELECT 1 FROM claim) AS inserted;
 SAVEPOINT diesel_savepoint_1;
 SELECT resource_id FROM capacity_offer WHERE id = :oid LIMIT 1;
 SELECT id, code, name, state, capacity, occupied_count, revision, policy_version, timezone, waiting_count FROM capacity_resource WHERE id = :rid LIMIT 1 FOR UPDATE;
