@@ -20,7 +20,7 @@ pub fn bars(path: &Path, title: &str, y_label: &str, groups: &[String], series: 
     let width = (160 + groups.len() as u32 * 120).max(640);
     let root = SVGBackend::new(path, (width, 460)).into_drawing_area();
     root.fill(&WHITE).unwrap();
-    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).filter(|v| v.is_finite()).fold(0.0, f64::max) * 1.15;
+    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).filter(|v| v.is_finite()).fold(0.0, f64::max) * 1.35;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
         .margin(12)
@@ -63,7 +63,13 @@ pub fn bars(path: &Path, title: &str, y_label: &str, groups: &[String], series: 
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().unwrap();
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .unwrap();
     root.present().unwrap();
 }
 
@@ -72,13 +78,14 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(
     let root = SVGBackend::new(path, (760, 420)).into_drawing_area();
     root.fill(&WHITE).unwrap();
     let points = series.iter().flat_map(|(_, v)| v.iter().copied());
-    let (x_max, y_max) = points.fold((0.0f64, 0.0f64), |(x, y), (px, py)| (x.max(px), y.max(py)));
+    let (x_min, x_max, y_max) =
+        points.fold((0.0f64, 0.0f64, 0.0f64), |(lo, hi, y), (px, py)| (lo.min(px), hi.max(px), y.max(py)));
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d(0f64..x_max.max(1e-9) * 1.02, 0f64..y_max.max(1e-9) * 1.15)
+        .build_cartesian_2d(x_min..x_max.max(x_min + 1e-9) * 1.02, 0f64..y_max.max(1e-9) * 1.3)
         .unwrap();
     chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().unwrap();
     for (i, (name, values)) in series.iter().enumerate() {
@@ -90,6 +97,12 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
         chart.draw_series(values.iter().map(|p| Circle::new(*p, 3, color.filled()))).unwrap();
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().unwrap();
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .unwrap();
     root.present().unwrap();
 }

@@ -478,7 +478,8 @@ pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize) -> Drain {
     run.absorb(answers.iter().filter(|a| a.2 >= backlog_at && a.2 <= drained_at).map(|a| (a.0, a.1)));
     run.elapsed = drained_at - backlog_at;
     let mut load = Vec::new();
-    let total = started.elapsed().as_secs_f64().ceil() as usize;
+    // Whole seconds only: a partial last second would read as a drop.
+    let total = started.elapsed().as_secs_f64().floor() as usize;
     for s in 0..total {
         let n = answers.iter().filter(|a| a.0 == 201 && (a.2 - started).as_secs() as usize == s).count();
         load.push((s as f64 - (backlog_at - started).as_secs_f64(), n as f64));
