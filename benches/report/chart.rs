@@ -63,13 +63,7 @@ pub fn bars(path: &Path, title: &str, y_label: &str, groups: &[String], series: 
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .unwrap();
+    legend(&mut chart);
     root.present().unwrap();
 }
 
@@ -97,6 +91,12 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
         chart.draw_series(values.iter().map(|p| Circle::new(*p, 3, color.filled()))).unwrap();
     }
+    legend(&mut chart);
+    root.present().unwrap();
+}
+
+/// The legend box, top right (the charts leave head room for it).
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(chart: &mut ChartContext<'a, DB, CT>) {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
@@ -104,5 +104,4 @@ pub fn lines(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(
         .border_style(BLACK)
         .draw()
         .unwrap();
-    root.present().unwrap();
 }

@@ -85,7 +85,7 @@ async fn main() {
 
     // ---- the main run: one process, every write scenario with its ceiling
     step("main fleet: one process");
-    let seed_sql = Some(scenarios::ROOMS_SQL.to_string());
+    let seed_sql = Some(scenarios::rooms::ROOMS_SQL.to_string());
     let fleet = Arc::new(Fleet::start(&Settings { seed_sql, ..Settings::default() }).await);
     let pg_version = {
         let v = fleet.ids("SELECT current_setting('server_version_num')::int8 AS id").await[0];
@@ -102,19 +102,19 @@ async fn main() {
     })
     .await;
     step("booking contention");
-    let contention = scenarios::contention(&fleet).await;
+    let contention = scenarios::rooms::contention(&fleet).await;
     step("A+B / B+C races");
-    let (races, losers) = scenarios::races(&fleet).await;
+    let (races, losers) = scenarios::rooms::races(&fleet).await;
     step("bookings on distinct slots");
-    let distinct = scenarios::distinct_bookings(&fleet, CLIENTS, true).await;
+    let distinct = scenarios::rooms::distinct_bookings(&fleet, CLIENTS, true).await;
     step("holds on distinct resources");
-    let holds = scenarios::holds_distinct(&fleet, CLIENTS, true).await;
+    let holds = scenarios::capacity::holds_distinct(&fleet, CLIENTS, true).await;
     step("holds on one hot resource");
-    let hot = scenarios::holds_hot(&fleet).await;
+    let hot = scenarios::capacity::holds_hot(&fleet).await;
     step("replays");
-    let replays = scenarios::replays(&fleet).await;
+    let replays = scenarios::capacity::replays(&fleet).await;
     step("waitlist hand-off chains");
-    let chains = scenarios::handoff_chains(&fleet, 8, 300).await;
+    let chains = scenarios::capacity::handoff_chains(&fleet, 8, 300).await;
     let (main_broken, _) = fleet.consistency().await;
     if let Ok(fleet) = Arc::try_unwrap(fleet) {
         fleet.stop().await;
@@ -122,7 +122,7 @@ async fn main() {
 
     step("sweeper backlog drain");
     let drain_fleet = Arc::new(Fleet::start(&Settings { sweep_interval_ms: 250, ..Settings::default() }).await);
-    let drain = scenarios::drain(&drain_fleet, 500).await;
+    let drain = scenarios::drain::drain(&drain_fleet, 500).await;
     if let Ok(f) = Arc::try_unwrap(drain_fleet) {
         f.stop().await;
     }

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use crate::fleet::{Fleet, Settings};
-use crate::scenarios::{distinct_bookings, holds_distinct, Row};
+use crate::scenarios::capacity::holds_distinct;
+use crate::scenarios::rooms::distinct_bookings;
+use crate::scenarios::Row;
 
 pub struct ScaleRow {
     pub processes: usize,
@@ -18,7 +20,7 @@ pub struct ScaleRow {
 /// One fleet of `processes`, holds then bookings from `clients` clients
 /// spread round robin, then the invariants and the sweeper leaders.
 pub async fn scale_out(processes: usize, clients: usize, pool_size: u32) -> ScaleRow {
-    let seed_sql = Some(crate::scenarios::ROOMS_SQL.to_string());
+    let seed_sql = Some(crate::scenarios::rooms::ROOMS_SQL.to_string());
     let fleet = Arc::new(Fleet::start(&Settings { processes, pool_size, seed_sql, ..Settings::default() }).await);
     // Let every process run at least one sweeper tick (default 2 s), so that
     // the gate has been tried by all of them.

@@ -1,0 +1,59 @@
+//! The write scenarios of the report, each over HTTP on a running fleet and
+//! then its SQL ceiling (pgbench, same statements, same concurrency) on the
+//! same database.
+
+pub mod capacity;
+pub mod drain;
+pub mod rooms;
+
+use crate::cpu::{Meter, Share};
+use crate::fleet::Fleet;
+use crate::load::Run;
+
+/// Seconds of each timed HTTP scenario and of each pgbench run.
+pub const SECONDS: u64 = 5;
+pub const CLIENTS: usize = 32;
+
+/// One line of the summary: what was measured and against which ceiling.
+pub struct Row {
+    pub name: String,
+    pub clients: usize,
+    pub run: Run,
+    /// The rate compared with the ceiling, and what it counts.
+    pub rate: f64,
+    pub unit: &'static str,
+    pub ceiling: Option<f64>,
+    pub statements_per_request: Option<f64>,
+    /// Where the CPU went while the HTTP load ran.
+    pub cpu: Option<Share>,
+    pub notes: String,
+}
+
+impl Row {
+    pub fn ratio(&self) -> Option<f64> {
+        self.ceiling.map(|c| self.rate / c)
+    }
+}
+
+/// Statements the fleet sent while `work` ran, per request it made, and the
+/// CPU time it took.
+pub async fn counted<F: std::future::Future<Output = Run>>(fleet: &Fleet, work: F) -> (Run, f64, Share) {
+    let before = fleet.metric_sum("yeyak_db_statements_total").await;
+    let meter = Meter::start();
+    let run = work.await;
+    let cpu = meter.stop();
+    let after = fleet.metric_sum("yeyak_db_statements_total").await;
+    let per = (after - before) / run.total().max(1) as f64;
+    (run, per, cpu)
+}
+
+/// Resources `<prefix>-1..=n` of `capacity`; their ids in order.
+pub async fn resources(fleet: &Fleet, prefix: &str, n: usize, capacity: i64) -> Vec<i64> {
+    fleet
+        .sql(&format!(
+            "INSERT INTO capacity_resource (code, name, capacity)
+             SELECT '{prefix}-' || g, '{prefix}', {capacity} FROM generate_series(1, {n}) g"
+        ))
+        .await;
+    fleet.ids(&format!("SELECT id FROM capacity_resource WHERE name = '{prefix}' ORDER BY id")).await
+}
