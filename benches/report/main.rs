@@ -356,7 +356,8 @@ async fn main() {
     let _ = writeln!(
         md,
         "Holds on distinct resources, {CLIENTS} clients, one process with pool 16, {SECONDS} s per fleet; every variant \
-         twice, alternating (round 1 of all, then round 2), because this machine is noisy.\n"
+         twice, alternating (round 1 of all, then round 2), because this machine is noisy. What each change bought, \
+         across runs too: `docs/PERFORMANCE.md`, \"What each change bought\".\n"
     );
     md.push_str(
         "| setting | holds/s (round 1, round 2) | mean vs defaults | p50 ms | p99 ms | statements per request |\n",
