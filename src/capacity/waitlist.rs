@@ -11,7 +11,9 @@ use super::domain::{Entry, Offer, ResourceRow, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision};
 use crate::auth::OwnerDigest;
 use crate::db::cached::CacheExt;
-use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
+use crate::db::schema::{
+    capacity_hold as hold, capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
+};
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
@@ -167,7 +169,7 @@ pub async fn leave(
     if owner_digest != owner.as_str() {
         return Err(owner_mismatch().into());
     }
-    let mut resource = resources::lock(conn, resource_id).await?;
+    resources::lock(conn, resource_id).await?;
     let (state, revision) =
         entry::table.find(id).select((entry::state, entry::revision)).for_update().first::<(String, i64)>(conn).await?;
     if state != "WAITING" {
@@ -179,15 +181,13 @@ pub async fn leave(
         .cached()
         .execute(conn)
         .await?;
-    diesel::update(crate::db::schema::capacity_resource::table.find(resource_id))
-        .set(
-            crate::db::schema::capacity_resource::waiting_count
-                .eq(crate::db::schema::capacity_resource::waiting_count - 1),
-        )
+    // The row as it now is, for the hand-off (still under our lock).
+    let resource: ResourceRow = diesel::update(res::table.find(resource_id))
+        .set(res::waiting_count.eq(res::waiting_count - 1))
+        .returning(ResourceRow::as_returning())
         .cached()
-        .execute(conn)
+        .get_result(conn)
         .await?;
-    resource.waiting_count -= 1;
     handoff::promote_or_release(conn, &resource, 0, now, offer_ttl).await?;
     find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
