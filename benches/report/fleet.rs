@@ -116,7 +116,7 @@ impl Fleet {
         self.client.get(format!("{base}{path}")).bearer_auth(ADMIN_KEY).send().await.unwrap().json().await.unwrap()
     }
 
-    /// The sum of a Prometheus sample over every process (`name` with its labels as printed).
+    /// The sum of a Prometheus metric over every process and every label set.
     pub async fn metric_sum(&self, name: &str) -> f64 {
         let mut total = 0.0;
         for base in &self.bases {
@@ -124,7 +124,6 @@ impl Fleet {
             total += text
                 .lines()
                 .filter(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
-                .filter(|l| !name.contains('{') || l.starts_with(name))
                 .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
                 .sum::<f64>();
         }

@@ -29,7 +29,15 @@ pub struct Answer {
     pub status: u16,
     pub latency: Duration,
     pub done_at: Instant,
-    pub body: Value,
+    bytes: actix_web::web::Bytes,
+}
+
+impl Answer {
+    /// The body as JSON, parsed only when a scenario needs it (parsing every
+    /// answer would cost the load generator CPU the server needs).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
+    }
 }
 
 pub async fn send(fleet: &Fleet, base: &str, req: &Req) -> Answer {
@@ -47,7 +55,7 @@ pub async fn send(fleet: &Fleet, base: &str, req: &Req) -> Answer {
     let status = res.status().as_u16();
     let bytes = res.bytes().await.unwrap_or_default();
     let latency = started.elapsed();
-    Answer { status, latency, done_at: Instant::now(), body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+    Answer { status, latency, done_at: Instant::now(), bytes }
 }
 
 /// Every answer of a scenario.

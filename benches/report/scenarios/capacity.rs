@@ -16,8 +16,8 @@ const HOLD_SQL: &str = include_str!("../sql/hold.sql");
 const REPLAY_SQL: &str = include_str!("../sql/replay.sql");
 const HANDOFF_SQL: &str = include_str!("../sql/handoff.sql");
 
-/// Holds on one resource per client; returns the row and how many holds
-/// each client stored (for the replay scenario).
+/// Holds on one resource per client (a fresh resource each and keys of
+/// their own, so the scenario can run several times on one fleet).
 pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bool) -> Row {
     let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let ids = Arc::new(resources(fleet, &format!("hd{tag}"), clients, 1_000_000).await);
@@ -131,8 +131,8 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
             &Req::new(format!("/api/resources/{id}/holds"), "h0", format!("h0-{c}"), json!({})),
         )
         .await;
-        assert_eq!(a.status, 201, "first hold of chain {c}: {}", a.body);
-        holders.push(("h0".to_string(), a.body["id"].as_i64().unwrap()));
+        assert_eq!(a.status, 201, "first hold of chain {c}: {}", a.json());
+        holders.push(("h0".to_string(), a.json()["id"].as_i64().unwrap()));
     }
     let per_chain = Arc::new(ids.clone());
     let d = per_chain.clone();
@@ -164,7 +164,7 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
                     let cancel =
                         Req::new(format!("/api/holds/{hold}/cancel"), owner.clone(), format!("x{c}-{n}"), json!({}));
                     let a = load::send(&fleet, &base, &cancel).await;
-                    assert_eq!(a.status, 200, "cancel in chain {c}: {}", a.body);
+                    assert_eq!(a.status, 200, "cancel in chain {c}: {}", a.json());
                     let waiter = format!("w{c}-{n}");
                     let (s, e) = load::get(&fleet, &base, &format!("/api/waitlist/{entry}"), &waiter).await;
                     assert_eq!(s, 200, "entry {entry}: {e}");
@@ -172,10 +172,10 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
                     let accept =
                         Req::new(format!("/api/offers/{offer}/accept"), waiter.clone(), format!("a{c}-{n}"), json!({}));
                     let a = load::send(&fleet, &base, &accept).await;
-                    assert_eq!(a.status, 200, "accept in chain {c}: {}", a.body);
+                    assert_eq!(a.status, 200, "accept in chain {c}: {}", a.json());
                     steps.push((200u16, t0.elapsed()));
                     owner = waiter;
-                    hold = a.body["holdId"].as_i64().unwrap();
+                    hold = a.json()["holdId"].as_i64().unwrap();
                 }
                 steps
             })
