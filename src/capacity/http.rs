@@ -19,122 +19,128 @@ use crate::auth::{Caller, OwnerDigest};
 use crate::db::{Conn, DbError};
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{AdminCaller, ApiCaller, ApiJson, IdemKey, Owner};
-use crate::http::openapi::{Api, Op};
+use crate::http::openapi::{Api, Op, Tag};
 use crate::idempotency::{run_command, CommandError, Fingerprint, Scope, StoredResponse};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
     use ErrorCode::*;
-    let post = |summary, status| Op::new::<Hold>(summary, status).owner().idempotent(true);
+    let post = |id, summary, status| Op::new::<Hold>(Tag::Capacity, id, summary, status).owner().idempotent(true);
     let hold_rules = [NotFound, OwnerMismatch, InvalidState, StaleRevision, PolicyVersionMismatch, HoldExpired];
     let offer_rules = [NotFound, OwnerMismatch, InvalidState, StaleRevision, OfferExpired];
-    api.route(Method::GET, "/resources", Op::new::<ResourcesReply>("all capacity resources", 200), list_resources)
-        .route(
-            Method::POST,
-            "/resources",
-            Op::new::<ResourceView>("create a resource", 201)
-                .admin()
-                .owner()
-                .idempotent(true)
-                .body::<NewResourceBody>()
-                .errors(&[ResourceCodeTaken]),
-            create_resource,
-        )
-        .route(
-            Method::POST,
-            "/resources/{id}/holds",
-            post("take units with one conditional update", 201).body::<HoldBody>().errors(&[
-                NotFound,
-                CapacityExhaustedOrStale,
-                PolicyVersionMismatch,
-                ResourceClosed,
-                AdmissionRejected,
-            ]),
-            create_hold,
-        )
-        .route(
-            Method::GET,
-            "/holds/{id}",
-            Op::new::<Hold>("one hold (owner only)", 200).owner().errors(&[NotFound, OwnerMismatch]),
-            get_hold,
-        )
-        .route(
-            Method::POST,
-            "/holds/{id}/confirm",
-            post("confirm a held hold", 200).body::<TransitionBody>().errors(&hold_rules),
-            confirm_hold,
-        )
-        .route(
-            Method::POST,
-            "/holds/{id}/cancel",
-            post("cancel a hold; units go to the next waiter or back", 200)
-                .body::<TransitionBody>()
-                .errors(&hold_rules),
-            cancel_hold,
-        )
-        .route(
-            Method::POST,
-            "/holds/{id}/extend",
-            post("extend a held hold", 200).body::<ExtendBody>().errors(&hold_rules),
-            extend_hold,
-        )
-        .route(
-            Method::POST,
-            "/resources/{id}/waitlist",
-            Op::new::<Entry>("join the FIFO waitlist", 201).owner().idempotent(true).body::<HoldBody>().errors(&[
-                NotFound,
-                CapacityAvailable,
-                StaleRevision,
-                PolicyVersionMismatch,
-                ResourceClosed,
-            ]),
-            join_waitlist,
-        )
-        .route(
-            Method::GET,
-            "/waitlist/{id}",
-            Op::new::<Entry>("a waitlist entry with its place (owner only)", 200)
-                .owner()
-                .errors(&[NotFound, OwnerMismatch]),
-            get_entry,
-        )
-        .route(
-            Method::POST,
-            "/waitlist/{id}/cancel",
-            Op::new::<Entry>("leave the waitlist", 200).owner().idempotent(true).body::<RevisionBody>().errors(&[
-                NotFound,
-                OwnerMismatch,
-                InvalidState,
-                StaleRevision,
-            ]),
-            leave_waitlist,
-        )
-        .route(
-            Method::GET,
-            "/offers/{id}",
-            Op::new::<Offer>("an offer (owner only)", 200).owner().errors(&[NotFound, OwnerMismatch]),
-            get_offer,
-        )
-        .route(
-            Method::POST,
-            "/offers/{id}/accept",
-            Op::new::<Offer>("accept an offer: a CONFIRMED hold for the new owner", 200)
-                .owner()
-                .idempotent(true)
-                .body::<RevisionBody>()
-                .errors(&offer_rules),
-            accept_offer,
-        )
-        .route(
-            Method::POST,
-            "/offers/{id}/decline",
-            Op::new::<Offer>("decline an offer; units go to the next waiter or back", 200)
-                .owner()
-                .idempotent(true)
-                .body::<RevisionBody>()
-                .errors(&offer_rules),
-            decline_offer,
-        );
+    api.route(
+        Method::GET,
+        "/resources",
+        Op::new::<ResourcesReply>(Tag::Capacity, "listResources", "all capacity resources", 200),
+        list_resources,
+    )
+    .route(
+        Method::POST,
+        "/resources",
+        Op::new::<ResourceView>(Tag::Capacity, "createResource", "create a resource", 201)
+            .admin()
+            .owner()
+            .idempotent(true)
+            .body::<NewResourceBody>()
+            .errors(&[ResourceCodeTaken]),
+        create_resource,
+    )
+    .route(
+        Method::POST,
+        "/resources/{id}/holds",
+        post("createHold", "take units with one conditional update", 201).body::<HoldBody>().errors(&[
+            NotFound,
+            CapacityExhaustedOrStale,
+            PolicyVersionMismatch,
+            ResourceClosed,
+            AdmissionRejected,
+        ]),
+        create_hold,
+    )
+    .route(
+        Method::GET,
+        "/holds/{id}",
+        Op::new::<Hold>(Tag::Capacity, "getHold", "one hold (owner only)", 200)
+            .owner()
+            .errors(&[NotFound, OwnerMismatch]),
+        get_hold,
+    )
+    .route(
+        Method::POST,
+        "/holds/{id}/confirm",
+        post("confirmHold", "confirm a held hold", 200).body::<TransitionBody>().errors(&hold_rules),
+        confirm_hold,
+    )
+    .route(
+        Method::POST,
+        "/holds/{id}/cancel",
+        post("cancelHold", "cancel a hold; units go to the next waiter or back", 200)
+            .body::<TransitionBody>()
+            .errors(&hold_rules),
+        cancel_hold,
+    )
+    .route(
+        Method::POST,
+        "/holds/{id}/extend",
+        post("extendHold", "extend a held hold", 200).body::<ExtendBody>().errors(&hold_rules),
+        extend_hold,
+    )
+    .route(
+        Method::POST,
+        "/resources/{id}/waitlist",
+        Op::new::<Entry>(Tag::Capacity, "joinWaitlist", "join the FIFO waitlist", 201)
+            .owner()
+            .idempotent(true)
+            .body::<HoldBody>()
+            .errors(&[NotFound, CapacityAvailable, StaleRevision, PolicyVersionMismatch, ResourceClosed]),
+        join_waitlist,
+    )
+    .route(
+        Method::GET,
+        "/waitlist/{id}",
+        Op::new::<Entry>(Tag::Capacity, "getWaitlistEntry", "a waitlist entry with its place (owner only)", 200)
+            .owner()
+            .errors(&[NotFound, OwnerMismatch]),
+        get_entry,
+    )
+    .route(
+        Method::POST,
+        "/waitlist/{id}/cancel",
+        Op::new::<Entry>(Tag::Capacity, "leaveWaitlist", "leave the waitlist", 200)
+            .owner()
+            .idempotent(true)
+            .body::<RevisionBody>()
+            .errors(&[NotFound, OwnerMismatch, InvalidState, StaleRevision]),
+        leave_waitlist,
+    )
+    .route(
+        Method::GET,
+        "/offers/{id}",
+        Op::new::<Offer>(Tag::Capacity, "getOffer", "an offer (owner only)", 200)
+            .owner()
+            .errors(&[NotFound, OwnerMismatch]),
+        get_offer,
+    )
+    .route(
+        Method::POST,
+        "/offers/{id}/accept",
+        Op::new::<Offer>(Tag::Capacity, "acceptOffer", "accept an offer: a CONFIRMED hold for the new owner", 200)
+            .owner()
+            .idempotent(true)
+            .body::<RevisionBody>()
+            .errors(&offer_rules),
+        accept_offer,
+    )
+    .route(
+        Method::POST,
+        "/offers/{id}/decline",
+        Op::new::<Offer>(Tag::Capacity, "declineOffer", "decline an offer; units go to the next waiter or back", 200)
+            .owner()
+            .idempotent(true)
+            .body::<RevisionBody>()
+            .errors(&offer_rules),
+        decline_offer,
+    );
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -11,7 +11,7 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpResponse};
 
 use actix_web::http::Method;
-use openapi::{Api, Op};
+use openapi::{Api, Op, Tag};
 use tracing::Instrument;
 
 use crate::error::ApiError;
@@ -43,13 +43,19 @@ fn api_routes(api: &mut Api) {
     api.route(
         Method::GET,
         "/admin/consistency",
-        Op::new::<crate::consistency::Report>("every invariant check with its count and offending rows", 200).admin(),
+        Op::new::<crate::consistency::Report>(
+            Tag::Admin,
+            "getConsistencyReport",
+            "every invariant check with its count and offending rows",
+            200,
+        )
+        .admin(),
         crate::consistency::api_consistency,
     )
     .route(
         Method::POST,
         "/admin/sweep",
-        Op::new::<crate::sweeper::SweepSummary>("run one expiry sweep now", 200)
+        Op::new::<crate::sweeper::SweepSummary>(Tag::Admin, "runSweep", "run one expiry sweep now", 200)
             .admin()
             .owner()
             .idempotent(true)
@@ -59,9 +65,14 @@ fn api_routes(api: &mut Api) {
     .route(
         Method::POST,
         "/admin/outbox/{delivery_id}/redrive",
-        Op::new::<crate::outbox::http::Redriven>("give an EXHAUSTED delivery a fresh attempt budget", 200)
-            .admin()
-            .errors(&[NotFound, InvalidState]),
+        Op::new::<crate::outbox::http::Redriven>(
+            Tag::Admin,
+            "redriveDelivery",
+            "give an EXHAUSTED delivery a fresh attempt budget",
+            200,
+        )
+        .admin()
+        .errors(&[NotFound, InvalidState]),
         crate::outbox::http::redrive,
     );
 }

@@ -1,8 +1,11 @@
 //! The OpenAPI 3.1 document of the JSON API, built from the routes as they
 //! are registered: every JSON route is added through `Api::route`, which
 //! registers the actix route and records its documentation in one call, so
-//! the document cannot miss or invent a route. Schemas come from the Rust
-//! types (`schemars`).
+//! the document cannot miss or invent a route. An operation cannot be
+//! registered without its stable `operationId` and its tag, which client
+//! generators turn into method and module names. Schemas come from the Rust
+//! types (`schemars`); every named type is one component referred to by
+//! `$ref`, so a generated client has one `Booking` model for every call.
 
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, Mutex};
@@ -10,6 +13,8 @@ use std::sync::{LazyLock, Mutex};
 use actix_web::dev::Handler;
 use actix_web::http::Method;
 use actix_web::{web, FromRequest, HttpResponse, Responder};
+use schemars::generate::{Contract, SchemaGenerator, SchemaSettings};
+use schemars::transform::ReplaceBoolSchemas;
 use schemars::{JsonSchema, Schema};
 use serde_json::{json, Map, Value};
 
@@ -24,30 +29,76 @@ pub enum Auth {
     Admin,
 }
 
+/// The capability an operation belongs to: a module of a generated client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tag {
+    Rooms,
+    Bookings,
+    Series,
+    Capacity,
+    Admin,
+}
+
+impl Tag {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tag::Rooms => "rooms",
+            Tag::Bookings => "bookings",
+            Tag::Series => "series",
+            Tag::Capacity => "capacity",
+            Tag::Admin => "admin",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Tag::Rooms => "the room catalogue: rooms, linked suites, availability, finding a free room",
+            Tag::Bookings => "room bookings: create, move, cancel, check in, approve, history",
+            Tag::Series => "recurring bookings whose every occurrence is a booking",
+            Tag::Capacity => "resources sold in counted units: holds, waitlist, offers",
+            Tag::Admin => "operations: consistency, sweeps, outbox, API keys, waitlist eviction",
+        }
+    }
+}
+
+/// Writes the schema of a type into a generator and returns it (a `$ref`
+/// for named types).
+type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
 /// The documentation of one operation.
 #[derive(Debug, Clone)]
 pub struct Op {
+    tag: Tag,
+    operation_id: &'static str,
     summary: &'static str,
     auth: Auth,
     owner: bool,
     idempotency: Option<bool>,
-    body: Option<Schema>,
+    body: Option<SchemaFn>,
     status: u16,
-    response: Schema,
+    response: SchemaFn,
     errors: Vec<ErrorCode>,
     query: Vec<(&'static str, &'static str, bool)>,
 }
 
 impl Op {
-    pub fn new<R: JsonSchema>(summary: &'static str, status: u16) -> Self {
+    /// `operation_id` is the stable name a generated client gives the call
+    /// (`createBooking`); it must be unique in the document.
+    pub fn new<R: JsonSchema>(tag: Tag, operation_id: &'static str, summary: &'static str, status: u16) -> Self {
         Op {
+            tag,
+            operation_id,
             summary,
             auth: Auth::ApiKey,
             owner: false,
             idempotency: None,
             body: None,
             status,
-            response: schemars::schema_for!(R),
+            response: schema_of::<R>,
             errors: Vec::new(),
             query: Vec::new(),
         }
@@ -76,7 +127,7 @@ impl Op {
     }
 
     pub fn body<B: JsonSchema>(mut self) -> Self {
-        self.body = Some(schemars::schema_for!(B));
+        self.body = Some(schema_of::<B>);
         self.errors.extend([ErrorCode::PayloadTooLarge, ErrorCode::UnsupportedMediaType]);
         self
     }
@@ -114,7 +165,10 @@ impl<'a> Api<'a> {
     {
         self.cfg.route(path, web::method(method.clone()).to(handler));
         let key = (format!("{}{}", self.prefix, path), method.as_str().to_ascii_lowercase());
-        REGISTERED.lock().expect("registry lock").insert(key, op);
+        let mut registered = REGISTERED.lock().expect("registry lock");
+        let clash = registered.iter().find(|(k, o)| o.operation_id == op.operation_id && **k != key);
+        assert!(clash.is_none(), "operationId {} is registered twice", op.operation_id);
+        registered.insert(key, op);
         self
     }
 }
@@ -127,58 +181,85 @@ pub fn registered() -> Vec<(String, String)> {
 fn error_schema() -> Value {
     json!({
         "type": "object",
+        "description": "every error answer: a code from the closed list, a message for people, details for programs",
         "required": ["code", "message", "details", "retryable"],
         "properties": {
-            "code": { "type": "string", "description": "UPPER_SNAKE error code" },
+            "code": { "$ref": "#/components/schemas/ErrorCode" },
             "message": { "type": "string" },
-            "details": { "type": "object" },
-            "retryable": { "type": "boolean" },
-            "currentRevision": { "type": "integer" }
+            "details": { "type": "object", "additionalProperties": {} },
+            "retryable": { "type": "boolean", "description": "whether the same request may succeed later unchanged" },
+            "currentRevision": { "type": "integer", "format": "int64" }
         }
     })
-}
-
-/// Moves a schema's `$defs` into `components/schemas` and points refs there.
-fn hoist(schema: &Schema, components: &mut Map<String, Value>) -> Value {
-    let mut value = schema.as_value().clone();
-    if let Some(obj) = value.as_object_mut() {
-        if let Some(Value::Object(defs)) = obj.remove("$defs") {
-            for (name, def) in defs {
-                components.insert(name, def);
-            }
-        }
-        obj.remove("$schema");
-    }
-    let text = value.to_string().replace("\"#/$defs/", "\"#/components/schemas/");
-    serde_json::from_str(&text).unwrap_or(value)
 }
 
 fn all_codes() -> Vec<Value> {
     ErrorCode::ALL.iter().map(|c| serde_json::to_value(c).expect("codes serialise")).collect()
 }
 
+/// One generator per direction: responses as serialised, bodies as read.
+fn generator(contract: Contract) -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.definitions_path = "/components/schemas".into();
+            s.meta_schema = None;
+            s.contract = contract;
+        })
+        // `true`/`false` schemas are valid JSON Schema that generators reject.
+        .with_transform(ReplaceBoolSchemas::default())
+        .into_generator()
+}
+
+/// The schema as JSON, with any boolean schema left in it replaced by `{}`.
+fn plain(schema: Schema) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(map) => map.values_mut().for_each(walk),
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+        if let Value::Object(map) = v {
+            for key in ["items", "additionalProperties"] {
+                if map.get(key) == Some(&Value::Bool(true)) {
+                    map.insert(key.to_owned(), json!({}));
+                }
+            }
+        }
+    }
+    let mut value = schema.to_value();
+    walk(&mut value);
+    value
+}
+
+fn path_parameter(name: &str) -> Value {
+    let schema = if name.ends_with("id") && name != "delivery_id" {
+        json!({"type": "integer", "format": "int64"})
+    } else {
+        json!({"type": "string"})
+    };
+    json!({ "name": name, "in": "path", "required": true, "schema": schema })
+}
+
 /// The whole document.
 pub fn document() -> Value {
-    let mut components = Map::new();
+    let mut responses_gen = generator(Contract::Serialize);
+    let mut bodies_gen = generator(Contract::Deserialize);
     let mut paths = Map::new();
+    let mut tags_used = std::collections::BTreeSet::new();
     for ((path, method), op) in REGISTERED.lock().expect("registry lock").iter() {
-        let mut params = Vec::new();
-        for segment in path.split('/').filter(|s| s.starts_with('{')) {
-            let name = segment.trim_matches(|c| c == '{' || c == '}');
-            let schema = if name.ends_with("id") && name != "delivery_id" {
-                json!({"type": "integer"})
-            } else {
-                json!({"type": "string"})
-            };
-            params.push(json!({ "name": name, "in": "path", "required": true, "schema": schema }));
-        }
+        tags_used.insert(op.tag);
+        let mut params: Vec<Value> = path
+            .split('/')
+            .filter(|s| s.starts_with('{'))
+            .map(|s| path_parameter(s.trim_matches(['{', '}'])))
+            .collect();
         if op.owner {
             params.push(json!({ "name": "X-Reservation-Owner", "in": "header", "required": true,
-                "description": "the end user acted for (1-200 characters)", "schema": { "type": "string", "minLength": 1 } }));
+                "description": "the end user acted for (1-200 characters)", "schema": { "type": "string", "minLength": 1, "maxLength": 200 } }));
         }
         if let Some(required) = op.idempotency {
             params.push(json!({ "name": "Idempotency-Key", "in": "header", "required": required,
-                "description": "1-255 visible ASCII characters", "schema": { "type": "string", "minLength": 1, "maxLength": 255 } }));
+                "description": "1-255 visible ASCII characters; a retry with the same key has one effect", "schema": { "type": "string", "minLength": 1, "maxLength": 255 } }));
         }
         for (name, description, required) in &op.query {
             params.push(json!({ "name": name, "in": "query", "required": required, "description": description, "schema": { "type": "string" } }));
@@ -186,7 +267,7 @@ pub fn document() -> Value {
         let mut responses = Map::new();
         responses.insert(
             op.status.to_string(),
-            json!({ "description": "success", "content": { "application/json": { "schema": hoist(&op.response, &mut components) } } }),
+            json!({ "description": "success", "content": { "application/json": { "schema": plain((op.response)(&mut responses_gen)) } } }),
         );
         let mut codes: Vec<ErrorCode> = op.errors.clone();
         codes.extend([ErrorCode::Unauthenticated, ErrorCode::DatabaseUnavailable]);
@@ -207,8 +288,9 @@ pub fn document() -> Value {
             );
         }
         let mut operation = json!({
+            "tags": [op.tag.as_str()],
             "summary": op.summary,
-            "operationId": format!("{method}_{}", path.replace(['/', '{', '}'], "_").trim_matches('_')),
+            "operationId": op.operation_id,
             "parameters": params,
             "responses": responses,
             "security": [{ "apiKey": [] }],
@@ -216,17 +298,28 @@ pub fn document() -> Value {
         if op.auth == Auth::Admin {
             operation["description"] = json!("needs an API key with the admin role");
         }
-        if let Some(body) = &op.body {
-            operation["requestBody"] = json!({ "required": false, "content": { "application/json": { "schema": hoist(body, &mut components) } } });
+        if let Some(body) = op.body {
+            operation["requestBody"] = json!({ "required": false, "content": { "application/json": { "schema": plain(body(&mut bodies_gen)) } } });
         }
         paths.entry(path.clone()).or_insert_with(|| json!({}))[method.as_str()] = operation;
     }
+    let mut components = Map::new();
+    for generator in [&mut bodies_gen, &mut responses_gen] {
+        for (name, schema) in generator.take_definitions(true) {
+            let schema =
+                Schema::try_from(schema).map(plain).unwrap_or_else(|e| json!({ "description": e.to_string() }));
+            components.insert(name, schema);
+        }
+    }
     components.insert("Error".into(), error_schema());
     components.insert("ErrorCode".into(), json!({ "type": "string", "enum": all_codes() }));
+    let tags: Vec<Value> =
+        tags_used.into_iter().map(|t| json!({ "name": t.as_str(), "description": t.description() })).collect();
     json!({
         "openapi": "3.1.0",
         "info": { "title": "yeyak", "version": env!("CARGO_PKG_VERSION"),
                   "description": "Meeting-room bookings and capacity reservations; PostgreSQL decides." },
+        "tags": tags,
         "paths": paths,
         "components": {
             "schemas": components,

@@ -13,7 +13,7 @@ use super::service;
 use super::store::{self, Actor, Booking, MoveBooking, NewBooking};
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{rfc3339, ApiCaller, ApiJson, IdemKey, Owner};
-use crate::http::openapi::{Api, Op};
+use crate::http::openapi::{Api, Op, Tag};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
@@ -23,13 +23,13 @@ pub fn routes(api: &mut Api) {
     api.route(
         Method::GET,
         "/rooms",
-        Op::new::<RoomsReply>("rooms and the combinations that may be booked together", 200),
+        Op::new::<RoomsReply>(Tag::Rooms, "listRooms", "rooms and the combinations that may be booked together", 200),
         list_rooms,
     )
     .route(
         Method::GET,
         "/rooms/{code}/availability",
-        Op::new::<AvailabilityReply>("free intervals of a room on a day", 200)
+        Op::new::<AvailabilityReply>(Tag::Rooms, "getRoomAvailability", "free intervals of a room on a day", 200)
             .query("date", "YYYY-MM-DD in the configured zone", true)
             .errors(&[NotFound]),
         availability,
@@ -37,7 +37,7 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::GET,
         "/bookings",
-        Op::new::<BookingsReply>("bookings of a day or a window", 200)
+        Op::new::<BookingsReply>(Tag::Bookings, "listBookings", "bookings of a day or a window", 200)
             .query("date", "YYYY-MM-DD (or from and to)", false)
             .query("from", "RFC 3339 start of the window", false)
             .query("to", "RFC 3339 end of the window", false)
@@ -47,7 +47,7 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/bookings",
-        Op::new::<Booking>("book one room or a linked run of rooms", 201)
+        Op::new::<Booking>(Tag::Bookings, "createBooking", "book one room or a linked run of rooms", 201)
             .owner()
             .idempotent(true)
             .body::<CreateBody>()
@@ -55,11 +55,16 @@ pub fn routes(api: &mut Api) {
             .errors(&[RoomTimeTaken]),
         create_booking,
     )
-    .route(Method::GET, "/bookings/{id}", Op::new::<Booking>("one booking", 200).errors(&[NotFound]), get_booking)
+    .route(
+        Method::GET,
+        "/bookings/{id}",
+        Op::new::<Booking>(Tag::Bookings, "getBooking", "one booking", 200).errors(&[NotFound]),
+        get_booking,
+    )
     .route(
         Method::PATCH,
         "/bookings/{id}",
-        Op::new::<Booking>("move a booking (organizer or admin)", 200)
+        Op::new::<Booking>(Tag::Bookings, "moveBooking", "move a booking (organizer or admin)", 200)
             .owner()
             .idempotent(false)
             .body::<MoveBody>()
@@ -70,7 +75,7 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/bookings/{id}/cancel",
-        Op::new::<Booking>("cancel a booking (organizer or admin)", 200)
+        Op::new::<Booking>(Tag::Bookings, "cancelBooking", "cancel a booking (organizer or admin)", 200)
             .owner()
             .idempotent(false)
             .body::<CancelBody>()

@@ -270,9 +270,18 @@ async fn the_openapi_document_parses_and_lists_every_route() {
     // Schemas come from the types; error codes are listed.
     assert!(doc["components"]["schemas"]["ErrorCode"]["enum"].as_array().unwrap().contains(&json!("ROOM_TIME_TAKEN")));
     let create = &doc["paths"]["/api/bookings"]["post"];
+    // Named types are components referred to by `$ref`.
+    let component = |schema: &serde_json::Value| {
+        let name = schema["$ref"].as_str().expect("a $ref").trim_start_matches("#/components/schemas/").to_owned();
+        doc["components"]["schemas"][name].clone()
+    };
     assert_eq!(
-        create["requestBody"]["content"]["application/json"]["schema"]["required"],
+        component(&create["requestBody"]["content"]["application/json"]["schema"])["required"],
         json!(["title", "rooms", "startsAt", "endsAt"])
+    );
+    assert_eq!(
+        create["responses"]["201"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/Booking"
     );
     assert!(create["responses"]["409"]["description"].as_str().unwrap().contains("ROOM_TIME_TAKEN"));
     assert!(create["parameters"]
