@@ -91,10 +91,6 @@ pub struct Config {
     #[arg(long, env = "YEYAK_REDIS_PERMITS", default_value_t = 64)]
     pub redis_permits: u32,
 
-    /// Longest booking allowed, in minutes.
-    #[arg(long, env = "YEYAK_MAX_BOOKING_MINUTES", default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=10080))]
-    pub max_booking_minutes: u32,
-
     /// Run the expiry sweeper and the outbox delivery worker in this process.
     #[arg(long, env = "YEYAK_BACKGROUND", default_value_t = true, action = clap::ArgAction::Set)]
     pub background: bool,

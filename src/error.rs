@@ -51,9 +51,14 @@ error_codes!(
     TimeNotMinuteAligned,
     BookingTooLong,
     BookingInPast,
+    BeyondHorizon,
     VersionConflict,
     NotOrganizer,
     ResourceCodeTaken,
+    RoomCodeTaken,
+    RoomPositionTaken,
+    SuiteInOtherArea,
+    RoomHasFutureBookings,
     DatabaseUnavailable,
     Internal,
 );
@@ -69,7 +74,8 @@ impl ErrorCode {
             | InvalidTimeRange
             | TimeNotMinuteAligned
             | BookingTooLong
-            | BookingInPast => StatusCode::BAD_REQUEST,
+            | BookingInPast
+            | BeyondHorizon => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -83,7 +89,11 @@ impl ErrorCode {
             | CapacityAvailable
             | RoomTimeTaken
             | VersionConflict
-            | ResourceCodeTaken => StatusCode::CONFLICT,
+            | ResourceCodeTaken
+            | RoomCodeTaken
+            | RoomPositionTaken
+            | SuiteInOtherArea
+            | RoomHasFutureBookings => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

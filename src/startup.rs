@@ -18,7 +18,6 @@ use crate::config::Config;
 use crate::db::{self, bootstrap, DbStats};
 use crate::outbox::provider::Provider;
 use crate::outbox::worker::DeliveryWorker;
-use crate::rooms::domain::BookingRules;
 use crate::state::AppState;
 use crate::sweeper::Sweeper;
 
@@ -52,15 +51,14 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
     let db_stats = Arc::new(DbStats::default());
     db::cached::set_enabled(config.db_cache_statements);
     let pool = db::build_pool(&config.database_url, config.db_pool_size, config.db_verify_checkout, db_stats.clone());
-    let rooms = {
+    {
         let shown = bootstrap::redact(&config.database_url);
         let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable { url: shown.clone(), cause };
         let mut conn = pool.get().await.map_err(|e| unreachable(e.to_string()))?;
         crate::auth::staff::ensure_admin(&mut conn, &config.admin_user, &config.admin_password)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
-        crate::rooms::load_catalog(&mut conn).await.map_err(|e| unreachable(e.to_string()))?
-    };
+    }
     if config.secret_key == "yeyak-dev-secret-change-me" {
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
     }
@@ -94,13 +92,12 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
         )
     });
     let state = web::Data::new(AppState {
+        catalogue: crate::catalogue::Catalogue::new(pool.clone()),
         pool,
         db_stats,
         clock,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
-        rooms,
-        rules: BookingRules { max_length: Duration::minutes(i64::from(config.max_booking_minutes)) },
         timezone: config.timezone,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),

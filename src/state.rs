@@ -7,10 +7,10 @@ use chrono_tz::Tz;
 
 use crate::admission::Admission;
 use crate::auth::ApiKeyRegistry;
+use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::db::{DbStats, Pool};
 use crate::idempotency::execute::Runner;
-use crate::rooms::domain::{BookingRules, RoomCatalog};
 use crate::sweeper::Sweeper;
 
 pub struct AppState {
@@ -20,8 +20,8 @@ pub struct AppState {
     pub keys: ApiKeyRegistry,
     /// Key of the owner digest (`YEYAK_SECRET_KEY`).
     pub secret: Vec<u8>,
-    pub rooms: RoomCatalog,
-    pub rules: BookingRules,
+    /// The room catalogue as pages draw it (reloaded within a second).
+    pub catalogue: Catalogue,
     pub timezone: Tz,
     pub idempotency_lease: Duration,
     pub hold_ttl: Duration,

@@ -47,6 +47,12 @@ impl OwnerDigest {
         Self::keyed(secret, &["owner", tenant.as_str(), owner.as_str()])
     }
 
+    /// The digest of an API key's tenant acting for itself (admin routes
+    /// that name no `X-Reservation-Owner`).
+    pub fn of_tenant(secret: &[u8], tenant: &Tenant) -> Self {
+        Self::keyed(secret, &["tenant", tenant.as_str()])
+    }
+
     /// The digest of a signed-in staff member (browser UI).
     pub fn of_staff(secret: &[u8], username: &str) -> Self {
         Self::keyed(secret, &["staff", username])

@@ -6,6 +6,18 @@ diesel::table! {
         code -> Text,
         name -> Text,
         position -> Int4,
+        area -> Text,
+        capacity -> Int4,
+        equipment -> Array<Text>,
+        suite -> Nullable<Text>,
+        check_in_required -> Bool,
+        approval_required -> Bool,
+        max_duration_minutes -> Int4,
+        horizon_days -> Nullable<Int4>,
+        active -> Bool,
+        retired_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
     }
 }
 

@@ -11,6 +11,7 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
 use crate::auth::{Caller, OwnerDigest, OwnerId};
+use crate::command::Acting;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::IdempotencyKey;
 use crate::state::AppState;
@@ -97,6 +98,98 @@ impl FromRequest for Owner {
 impl Owner {
     pub fn digest(&self, state: &AppState, caller: &Caller) -> OwnerDigest {
         OwnerDigest::of_owner(&state.secret, &caller.tenant, &self.0)
+    }
+}
+
+/// `X-Reservation-Owner` where it may be left out (admin routes): without it
+/// the key's tenant acts for itself.
+#[derive(Debug, Clone)]
+pub struct MaybeOwner(pub Option<OwnerId>);
+
+impl FromRequest for MaybeOwner {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        if req.headers().get(OWNER_HEADER).is_none() {
+            return std::future::ready(Ok(MaybeOwner(None)));
+        }
+        std::future::ready(Owner::extract_now(req, payload).map(|o| MaybeOwner(Some(o.0))))
+    }
+}
+
+impl Owner {
+    fn extract_now(req: &HttpRequest, payload: &mut Payload) -> Result<Owner, ApiError> {
+        futures_util::FutureExt::now_or_never(Owner::from_request(req, payload)).expect("ready")
+    }
+}
+
+/// The common head of a JSON command: the caller, the owner acted for and
+/// the optional idempotency key, as an [`Acting`] ready to run a command.
+pub struct ApiCommand {
+    pub acting: Acting,
+    pub key: Option<IdempotencyKey>,
+    pub caller: Caller,
+}
+
+impl ApiCommand {
+    /// The key, or `IDEMPOTENCY_KEY_REQUIRED` (routes that create things).
+    pub fn required_key(&self) -> Result<IdempotencyKey, ApiError> {
+        IdemKey(self.key.clone()).required()
+    }
+}
+
+fn acting(state: &AppState, caller: &Caller, owner: Option<&OwnerId>) -> Acting {
+    let digest = match owner {
+        Some(owner) => OwnerDigest::of_owner(&state.secret, &caller.tenant, owner),
+        None => OwnerDigest::of_tenant(&state.secret, &caller.tenant),
+    };
+    Acting {
+        tenant: caller.tenant.clone(),
+        digest,
+        is_admin: caller.is_admin(),
+        name: caller.tenant.as_str().to_owned(),
+        staff_id: None,
+    }
+}
+
+impl FromRequest for ApiCommand {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    /// Authentication first (401), then the owner and key headers (400).
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let state = state(req);
+        let caller = ApiCaller::from_request(req, payload);
+        let owner = Owner::extract_now(req, payload);
+        let key = IdemKey::from_request(req, payload).into_inner();
+        Box::pin(async move {
+            let ApiCaller(caller) = caller.await?;
+            let owner = owner?;
+            let key = key?.0;
+            Ok(ApiCommand { acting: acting(&state, &caller, Some(&owner.0)), key, caller })
+        })
+    }
+}
+
+/// A command of an admin key; `X-Reservation-Owner` is optional.
+pub struct AdminCommand(pub ApiCommand);
+
+impl FromRequest for AdminCommand {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let state = state(req);
+        let caller = AdminCaller::from_request(req, payload);
+        let owner = MaybeOwner::from_request(req, payload).into_inner();
+        let key = IdemKey::from_request(req, payload).into_inner();
+        Box::pin(async move {
+            let AdminCaller(caller) = caller.await?;
+            let owner = owner?;
+            let key = key?.0;
+            Ok(AdminCommand(ApiCommand { acting: acting(&state, &caller, owner.0.as_ref()), key, caller }))
+        })
     }
 }
 

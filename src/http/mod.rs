@@ -38,6 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// Every JSON route, each registered with its documentation.
 fn api_routes(api: &mut Api) {
     use crate::error::ErrorCode::*;
+    crate::catalogue::http::routes(api);
     crate::rooms::http::routes(api);
     crate::capacity::http::routes(api);
     api.route(

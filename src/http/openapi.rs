@@ -76,13 +76,16 @@ pub struct Op {
     operation_id: &'static str,
     summary: &'static str,
     auth: Auth,
-    owner: bool,
+    /// `X-Reservation-Owner`: `Some(required)`.
+    owner: Option<bool>,
     idempotency: Option<bool>,
     body: Option<SchemaFn>,
     status: u16,
     response: SchemaFn,
     errors: Vec<ErrorCode>,
     query: Vec<(&'static str, &'static str, bool)>,
+    /// Query parameters that may repeat (`equipment=a&equipment=b`).
+    query_lists: Vec<(&'static str, &'static str)>,
 }
 
 impl Op {
@@ -94,13 +97,14 @@ impl Op {
             operation_id,
             summary,
             auth: Auth::ApiKey,
-            owner: false,
+            owner: None,
             idempotency: None,
             body: None,
             status,
             response: schema_of::<R>,
             errors: Vec::new(),
             query: Vec::new(),
+            query_lists: Vec::new(),
         }
     }
 
@@ -112,7 +116,13 @@ impl Op {
 
     /// Needs `X-Reservation-Owner`.
     pub fn owner(mut self) -> Self {
-        self.owner = true;
+        self.owner = Some(true);
+        self
+    }
+
+    /// Takes `X-Reservation-Owner` when given (admin routes).
+    pub fn owner_optional(mut self) -> Self {
+        self.owner = Some(false);
         self
     }
 
@@ -134,6 +144,11 @@ impl Op {
 
     pub fn query(mut self, name: &'static str, description: &'static str, required: bool) -> Self {
         self.query.push((name, description, required));
+        self
+    }
+
+    pub fn query_list(mut self, name: &'static str, description: &'static str) -> Self {
+        self.query_lists.push((name, description));
         self
     }
 
@@ -253,8 +268,8 @@ pub fn document() -> Value {
             .filter(|s| s.starts_with('{'))
             .map(|s| path_parameter(s.trim_matches(['{', '}'])))
             .collect();
-        if op.owner {
-            params.push(json!({ "name": "X-Reservation-Owner", "in": "header", "required": true,
+        if let Some(required) = op.owner {
+            params.push(json!({ "name": "X-Reservation-Owner", "in": "header", "required": required,
                 "description": "the end user acted for (1-200 characters)", "schema": { "type": "string", "minLength": 1, "maxLength": 200 } }));
         }
         if let Some(required) = op.idempotency {
@@ -263,6 +278,10 @@ pub fn document() -> Value {
         }
         for (name, description, required) in &op.query {
             params.push(json!({ "name": name, "in": "query", "required": required, "description": description, "schema": { "type": "string" } }));
+        }
+        for (name, description) in &op.query_lists {
+            params.push(json!({ "name": name, "in": "query", "required": false, "description": description,
+                "style": "form", "explode": true, "schema": { "type": "array", "items": { "type": "string" } } }));
         }
         let mut responses = Map::new();
         responses.insert(

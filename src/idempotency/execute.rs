@@ -20,6 +20,10 @@ pub enum CommandError {
     Reject(ApiError),
     /// A database failure: nothing is stored; deadlocks re-run the transaction.
     Db(DbError),
+    /// Invalid input found only inside the transaction (a room that does not
+    /// exist or does not link): the whole transaction, claim included, is
+    /// rolled back, so malformed requests are never stored (seed 001).
+    Invalid(ApiError),
 }
 
 impl From<diesel::result::Error> for CommandError {
@@ -140,6 +144,7 @@ where
     match result {
         Ok(outcome) => Ok(outcome),
         Err(CommandError::Reject(err)) => Ok(Outcome::Fresh(StoredResponse::from_error(&err))),
+        Err(CommandError::Invalid(err)) => Err(err),
         Err(CommandError::Db(err)) => Err(ApiError::from(err)),
     }
 }

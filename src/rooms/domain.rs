@@ -5,95 +5,41 @@ use serde::Serialize;
 
 use crate::error::{ApiError, ErrorCode};
 
-/// A room as configured in the `room` table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Room {
-    pub code: String,
-    pub name: String,
-    pub position: i32,
-}
+/// The rooms a request names: at least one, each once, sorted by code so
+/// that the same set always makes the same fingerprint. Whether they exist
+/// and link is decided inside the booking's transaction, against the
+/// catalogue as PostgreSQL holds it then (`catalogue::domain::LinkedRooms`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequestedRooms(Vec<String>);
 
-/// The rooms of this installation, in position order.
-#[derive(Debug, Clone)]
-pub struct RoomCatalog {
-    rooms: Vec<Room>,
-}
-
-impl RoomCatalog {
-    pub fn new(mut rooms: Vec<Room>) -> Self {
-        rooms.sort_by_key(|r| r.position);
-        Self { rooms }
-    }
-
-    pub fn rooms(&self) -> &[Room] {
-        &self.rooms
-    }
-
-    pub fn get(&self, code: &str) -> Option<&Room> {
-        self.rooms.iter().find(|r| r.code == code)
-    }
-
-    /// Every bookable set: each contiguous run of rooms, shortest first.
-    pub fn combinations(&self) -> Vec<Vec<String>> {
-        let n = self.rooms.len();
-        (1..=n)
-            .flat_map(|len| (0..=n - len).map(move |start| (start, len)))
-            .map(|(start, len)| self.rooms[start..start + len].iter().map(|r| r.code.clone()).collect())
-            .collect()
-    }
-
-    /// Rooms named by a request, as a set that is bookable together.
-    pub fn parse_set<S: AsRef<str>>(&self, codes: &[S]) -> Result<RoomSet, ApiError> {
+impl RequestedRooms {
+    pub fn parse<S: AsRef<str>>(codes: &[S]) -> Result<Self, ApiError> {
         if codes.is_empty() {
             return Err(ApiError::malformed("rooms", "name at least one room"));
         }
-        // Indices into the position-ordered catalogue.
-        let mut picked: Vec<usize> = Vec::with_capacity(codes.len());
+        if codes.len() > 64 {
+            return Err(ApiError::malformed("rooms", "name at most 64 rooms"));
+        }
+        let mut picked: Vec<String> = Vec::with_capacity(codes.len());
         for code in codes {
             let code = code.as_ref();
-            let index = self.rooms.iter().position(|r| r.code == code).ok_or_else(|| {
-                ApiError::new(ErrorCode::UnknownRoom, format!("알 수 없는 회의실입니다: {code}"))
-                    .with_details(serde_json::json!({ "field": "rooms", "room": code }))
-            })?;
-            if picked.contains(&index) {
+            if picked.iter().any(|c| c == code) {
                 return Err(ApiError::malformed("rooms", format!("room {code} is named twice")));
             }
-            picked.push(index);
+            picked.push(code.to_owned());
         }
-        picked.sort_unstable();
-        if picked.windows(2).any(|w| w[1] != w[0] + 1) {
-            let names: Vec<&str> = picked.iter().map(|&i| self.rooms[i].code.as_str()).collect();
-            return Err(ApiError::new(
-                ErrorCode::RoomCombinationNotAllowed,
-                "이어진 회의실만 함께 예약할 수 있습니다 (예: A+B, B+C, A+B+C). A+C처럼 가운데를 건너뛸 수 없습니다.",
-            )
-            .with_details(serde_json::json!({ "field": "rooms", "rooms": names })));
-        }
-        Ok(RoomSet(picked.into_iter().map(|i| self.rooms[i].code.clone()).collect()))
+        picked.sort();
+        Ok(RequestedRooms(picked))
     }
-}
 
-/// A non-empty, contiguous set of known rooms in position order: the order in
-/// which every write touches `reservation_room` (seed 002 §교착).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RoomSet(Vec<String>);
-
-impl RoomSet {
     pub fn codes(&self) -> &[String] {
         &self.0
     }
-
-    /// Rebuilds a set read back from the database, already in position order.
-    pub fn from_stored(codes: Vec<String>) -> Self {
-        RoomSet(codes)
-    }
 }
 
-/// Limits that come from configuration.
-#[derive(Debug, Clone, Copy)]
-pub struct BookingRules {
-    pub max_length: Duration,
-}
+/// The longest booking any room may allow; each room's own
+/// `maxDurationMinutes` decides inside the transaction.
+pub const MAX_LENGTH: Duration = Duration::minutes(crate::catalogue::domain::MAX_DURATION_LIMIT as i64);
 
 /// `[starts_at, ends_at)` on whole minutes, ends after starts, within the
 /// maximum length.
@@ -105,7 +51,7 @@ pub struct TimeRange {
 }
 
 impl TimeRange {
-    pub fn new(starts_at: DateTime<Utc>, ends_at: DateTime<Utc>, rules: &BookingRules) -> Result<Self, ApiError> {
+    pub fn new(starts_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Result<Self, ApiError> {
         for (field, t) in [("startsAt", starts_at), ("endsAt", ends_at)] {
             if t.second() != 0 || t.nanosecond() != 0 {
                 return Err(ApiError::new(
@@ -119,14 +65,25 @@ impl TimeRange {
             return Err(ApiError::new(ErrorCode::InvalidTimeRange, "끝나는 시간은 시작 시간보다 뒤여야 합니다.")
                 .with_details(serde_json::json!({ "field": "endsAt" })));
         }
-        if ends_at - starts_at > rules.max_length {
+        let range = TimeRange { starts_at, ends_at };
+        range.ensure_at_most(MAX_LENGTH.num_minutes() as i32)?;
+        Ok(range)
+    }
+
+    /// Refuses a range longer than a room allows (`BOOKING_TOO_LONG`).
+    pub fn ensure_at_most(&self, max_minutes: i32) -> Result<(), ApiError> {
+        if self.ends_at - self.starts_at > Duration::minutes(i64::from(max_minutes)) {
             return Err(ApiError::new(
                 ErrorCode::BookingTooLong,
-                format!("예약은 최대 {}분까지 할 수 있습니다.", rules.max_length.num_minutes()),
+                format!("예약은 최대 {max_minutes}분까지 할 수 있습니다."),
             )
-            .with_details(serde_json::json!({ "maxMinutes": rules.max_length.num_minutes() })));
+            .with_details(serde_json::json!({ "field": "endsAt", "maxMinutes": max_minutes })));
         }
-        Ok(TimeRange { starts_at, ends_at })
+        Ok(())
+    }
+
+    pub fn minutes(&self) -> i64 {
+        (self.ends_at - self.starts_at).num_minutes()
     }
 
     /// Refuses a range that starts before the current minute.
@@ -184,47 +141,27 @@ mod tests {
     use super::*;
     use chrono::TimeZone;
 
-    fn catalog() -> RoomCatalog {
-        RoomCatalog::new(
-            ["C", "A", "B"]
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Room { code: c.to_string(), name: c.to_string(), position: [3, 1, 2][i] })
-                .collect(),
-        )
-    }
-
     #[test]
-    fn combinations_are_contiguous_runs() {
-        let combos = catalog().combinations();
-        let expected: Vec<Vec<String>> =
-            vec![vec!["A"], vec!["B"], vec!["C"], vec!["A", "B"], vec!["B", "C"], vec!["A", "B", "C"]]
-                .into_iter()
-                .map(|v| v.into_iter().map(String::from).collect())
-                .collect();
-        assert_eq!(combos, expected);
-    }
-
-    #[test]
-    fn room_sets() {
-        let c = catalog();
-        assert_eq!(c.parse_set(&["B", "A"]).unwrap().codes(), ["A", "B"]);
-        assert_eq!(c.parse_set(&["C", "A", "B"]).unwrap().codes(), ["A", "B", "C"]);
-        assert_eq!(c.parse_set(&["A", "C"]).unwrap_err().code, ErrorCode::RoomCombinationNotAllowed);
-        assert_eq!(c.parse_set(&["D"]).unwrap_err().code, ErrorCode::UnknownRoom);
-        assert_eq!(c.parse_set::<&str>(&[]).unwrap_err().code, ErrorCode::MalformedRequest);
-        assert_eq!(c.parse_set(&["A", "A"]).unwrap_err().code, ErrorCode::MalformedRequest);
+    fn requested_rooms() {
+        assert_eq!(RequestedRooms::parse(&["B", "A"]).unwrap().codes(), ["A", "B"]);
+        assert_eq!(RequestedRooms::parse::<&str>(&[]).unwrap_err().code, ErrorCode::MalformedRequest);
+        assert_eq!(RequestedRooms::parse(&["A", "A"]).unwrap_err().code, ErrorCode::MalformedRequest);
     }
 
     #[test]
     fn time_ranges() {
-        let rules = BookingRules { max_length: Duration::hours(12) };
         let t = |h, m, s| Utc.with_ymd_and_hms(2030, 1, 1, h, m, s).unwrap();
-        assert!(TimeRange::new(t(10, 0, 0), t(11, 0, 0), &rules).is_ok());
-        assert_eq!(TimeRange::new(t(10, 0, 1), t(11, 0, 0), &rules).unwrap_err().code, ErrorCode::TimeNotMinuteAligned);
-        assert_eq!(TimeRange::new(t(11, 0, 0), t(11, 0, 0), &rules).unwrap_err().code, ErrorCode::InvalidTimeRange);
-        assert_eq!(TimeRange::new(t(0, 0, 0), t(12, 1, 0), &rules).unwrap_err().code, ErrorCode::BookingTooLong);
-        let r = TimeRange::new(t(10, 0, 0), t(11, 0, 0), &rules).unwrap();
+        assert!(TimeRange::new(t(10, 0, 0), t(11, 0, 0)).is_ok());
+        assert_eq!(TimeRange::new(t(10, 0, 1), t(11, 0, 0)).unwrap_err().code, ErrorCode::TimeNotMinuteAligned);
+        assert_eq!(TimeRange::new(t(11, 0, 0), t(11, 0, 0)).unwrap_err().code, ErrorCode::InvalidTimeRange);
+        assert_eq!(
+            TimeRange::new(t(0, 0, 0), t(0, 0, 0) + Duration::days(8)).unwrap_err().code,
+            ErrorCode::BookingTooLong
+        );
+        let day = TimeRange::new(t(0, 0, 0), t(12, 1, 0)).unwrap();
+        assert_eq!(day.ensure_at_most(720).unwrap_err().code, ErrorCode::BookingTooLong);
+        assert!(day.ensure_at_most(721).is_ok());
+        let r = TimeRange::new(t(10, 0, 0), t(11, 0, 0)).unwrap();
         assert!(r.ensure_not_past(t(10, 0, 59)).is_ok());
         assert_eq!(r.ensure_not_past(t(10, 1, 0)).unwrap_err().code, ErrorCode::BookingInPast);
     }

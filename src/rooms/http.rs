@@ -8,25 +8,26 @@ use chrono_tz::Tz;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::domain::{TimeRange, Title};
+use super::domain::{RequestedRooms, TimeRange, Title};
 use super::service;
-use super::store::{self, Actor, Booking, MoveBooking, NewBooking};
+use super::store::{self, Booking, MoveBooking, NewBooking};
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{rfc3339, ApiCaller, ApiJson, IdemKey, Owner};
+use crate::http::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
 use crate::http::openapi::{Api, Op, Tag};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
     use ErrorCode::*;
-    let rules =
-        [RoomCombinationNotAllowed, UnknownRoom, InvalidTimeRange, TimeNotMinuteAligned, BookingTooLong, BookingInPast];
+    let rules = [
+        RoomCombinationNotAllowed,
+        UnknownRoom,
+        InvalidTimeRange,
+        TimeNotMinuteAligned,
+        BookingTooLong,
+        BookingInPast,
+        BeyondHorizon,
+    ];
     api.route(
-        Method::GET,
-        "/rooms",
-        Op::new::<RoomsReply>(Tag::Rooms, "listRooms", "rooms and the combinations that may be booked together", 200),
-        list_rooms,
-    )
-    .route(
         Method::GET,
         "/rooms/{code}/availability",
         Op::new::<AvailabilityReply>(Tag::Rooms, "getRoomAvailability", "free intervals of a room on a day", 200)
@@ -85,12 +86,6 @@ pub fn routes(api: &mut Api) {
 }
 
 #[derive(Serialize, JsonSchema)]
-pub struct RoomsReply {
-    rooms: Vec<crate::rooms::domain::Room>,
-    combinations: Vec<Vec<String>>,
-}
-
-#[derive(Serialize, JsonSchema)]
 pub struct BookingsReply {
     bookings: Vec<Booking>,
 }
@@ -100,11 +95,6 @@ pub struct AvailabilityReply {
     room: String,
     date: String,
     free: Vec<store::FreeInterval>,
-}
-
-async fn list_rooms(state: web::Data<AppState>, _: ApiCaller) -> HttpResponse {
-    HttpResponse::Ok()
-        .json(RoomsReply { rooms: state.rooms.rooms().to_vec(), combinations: state.rooms.combinations() })
 }
 
 /// The `[start, end)` of a calendar day in the configured zone, in UTC.
@@ -179,15 +169,19 @@ async fn availability(
     code: web::Path<String>,
     query: web::Query<AvailabilityQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let room = state.rooms.get(&code).ok_or_else(|| ApiError::not_found("room"))?;
     let (from, to) = day_bounds(state.timezone, parse_date(&query.date)?);
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
+    let room = crate::catalogue::store::find(&mut conn, &code)
+        .await
+        .map_err(crate::db::DbError::from)?
+        .ok_or_else(|| ApiError::not_found("room"))?;
     let free = store::free_intervals(&mut conn, &room.code, from, to).await.map_err(crate::db::DbError::from)?;
     Ok(HttpResponse::Ok().json(AvailabilityReply { room: room.code.clone(), date: query.date.clone(), free }))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CreateBookingRequest")]
 pub struct CreateBody {
     title: String,
     rooms: Vec<String>,
@@ -202,29 +196,26 @@ pub struct CreateBody {
 
 async fn create_booking(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     ApiJson(body): ApiJson<CreateBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = key.required()?;
-    let digest = owner.digest(&state, &caller);
+    let key = cmd.required_key()?;
     let new = NewBooking {
         title: Title::parse(&body.title)?,
-        rooms: state.rooms.parse_set(&body.rooms)?,
-        range: TimeRange::new(body.starts_at, body.ends_at, &state.rules)?,
+        rooms: RequestedRooms::parse(&body.rooms)?,
+        range: TimeRange::new(body.starts_at, body.ends_at)?,
         organizer_name: match &body.organizer_name {
             Some(name) => Title::parse_field("organizerName", name)?,
-            None => Title::parse_field("organizerName", caller.tenant.as_str())?,
+            None => Title::parse_field("organizerName", cmd.caller.tenant.as_str())?,
         },
-        organizer: Some(digest.clone()),
     };
-    let outcome = service::create(&state, &caller.tenant, key, &new, &digest).await?;
+    let outcome = service::create(&state, &cmd.acting, key, &new).await?;
     Ok(outcome.into_response(true))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "MoveBookingRequest")]
 pub struct MoveBody {
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
@@ -236,48 +227,37 @@ pub struct MoveBody {
     expected_version: Option<i32>,
 }
 
-fn actor(state: &AppState, caller: &crate::auth::Caller, owner: &Owner) -> Actor {
-    Actor { digest: owner.digest(state, caller), is_admin: caller.is_admin() }
-}
-
 async fn move_booking(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<MoveBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let actor = actor(&state, &caller, &owner);
     let change = MoveBooking {
-        range: TimeRange::new(body.starts_at, body.ends_at, &state.rules)?,
+        range: TimeRange::new(body.starts_at, body.ends_at)?,
         title: body.title.as_deref().map(Title::parse).transpose()?,
         expected_version: body.expected_version,
     };
-    let keyed = key.0.is_some();
-    let outcome = service::move_to(&state, &caller.tenant, key.0, id, &change, &actor).await?;
+    let keyed = cmd.key.is_some();
+    let outcome = service::move_to(&state, &cmd.acting, cmd.key, id.into_inner(), &change).await?;
     Ok(outcome.into_response(keyed))
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CancelBookingRequest")]
 pub struct CancelBody {
     expected_version: Option<i32>,
 }
 
 async fn cancel_booking(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<CancelBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let actor = actor(&state, &caller, &owner);
-    let keyed = key.0.is_some();
+    let keyed = cmd.key.is_some();
     let change = service::CancelBooking { expected_version: body.expected_version };
-    let outcome = service::cancel(&state, &caller.tenant, key.0, id, change, &actor).await?;
+    let outcome = service::cancel(&state, &cmd.acting, cmd.key, id.into_inner(), change).await?;
     Ok(outcome.into_response(keyed))
 }

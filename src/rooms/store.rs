@@ -11,8 +11,9 @@ use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
-use super::domain::{RoomSet, TimeRange, Title};
-use crate::auth::OwnerDigest;
+use super::domain::{RequestedRooms, TimeRange, Title};
+use crate::catalogue::domain::LinkedRooms;
+use crate::command::Acting;
 use crate::db::cached::CacheExt;
 use crate::db::schema::{reservation, reservation_room};
 use crate::db::Conn;
@@ -46,13 +47,9 @@ pub struct Booking {
 }
 
 /// Who asks to change a booking.
-#[derive(Debug, Clone)]
-pub struct Actor {
-    pub digest: OwnerDigest,
-    pub is_admin: bool,
-}
+pub type Actor = Acting;
 
-impl Actor {
+impl Acting {
     fn may_change(&self, organizer_digest: &str) -> bool {
         self.is_admin || self.digest.as_str() == organizer_digest
     }
@@ -62,12 +59,10 @@ impl Actor {
 #[serde(rename_all = "camelCase")]
 pub struct NewBooking {
     pub title: Title,
-    pub rooms: RoomSet,
+    pub rooms: RequestedRooms,
     #[serde(flatten)]
     pub range: TimeRange,
     pub organizer_name: Title,
-    #[serde(skip)]
-    pub organizer: Option<OwnerDigest>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -118,6 +113,30 @@ pub async fn list(
     .await
 }
 
+/// Active bookings overlapping `[from, to)` that hold any of `rooms` (one
+/// area's day page), by start time.
+pub async fn list_in_rooms(
+    conn: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    rooms: &[String],
+) -> QueryResult<Vec<Booking>> {
+    diesel::sql_query(format!(
+        "{BOOKING_SELECT}
+          WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
+            AND r.cancelled_at IS NULL
+            AND EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = ANY($3))
+          GROUP BY r.id
+          ORDER BY r.starts_at, r.id"
+    ))
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<Array<Text>, _>(rooms)
+    .cached()
+    .load(conn)
+    .await
+}
+
 /// Writes one room copy; `false` when the room is taken at that time.
 async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range: &TimeRange) -> QueryResult<bool> {
     let inserted = diesel::insert_into(reservation_room::table)
@@ -134,15 +153,51 @@ async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range: &TimeRange
     Ok(inserted == 1)
 }
 
+/// The rooms of a booking as the catalogue holds them now, share-locked,
+/// with the rules of SPEC §8/§12 that depend on them: each room's maximum
+/// length, and (admins exempt) its horizon. Unknown or unlinkable rooms and
+/// over-long bookings are invalid input (never stored); a start beyond the
+/// horizon depends on when it is asked, so that refusal is stored.
+async fn resolve(
+    conn: &mut Conn,
+    codes: &[String],
+    range: &TimeRange,
+    actor: &Actor,
+    now: DateTime<Utc>,
+) -> Result<LinkedRooms, CommandError> {
+    let found = crate::catalogue::store::lock_bookable(conn, codes).await?;
+    let rooms = LinkedRooms::link(codes, found).map_err(CommandError::Invalid)?;
+    range.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
+    if let (Some(days), false) = (rooms.horizon_days(), actor.is_admin) {
+        if range.starts_at() >= now + chrono::Duration::days(i64::from(days)) {
+            return Err(ApiError::new(
+                ErrorCode::BeyondHorizon,
+                format!("이 회의실은 {days}일 앞까지만 예약할 수 있습니다."),
+            )
+            .with_details(serde_json::json!({ "field": "startsAt", "horizonDays": days }))
+            .into());
+        }
+    }
+    Ok(rooms)
+}
+
 /// Creates a booking on all its rooms or none (the caller's savepoint rolls
 /// the parent row back when a room is taken).
-pub async fn create(conn: &mut Conn, new: &NewBooking, now: DateTime<Utc>) -> Result<Booking, CommandError> {
-    let organizer = new.organizer.as_ref().ok_or_else(ApiError::internal)?;
+pub async fn create(
+    conn: &mut Conn,
+    new: &NewBooking,
+    actor: &Actor,
+    now: DateTime<Utc>,
+) -> Result<Booking, CommandError> {
+    // Inside the command, so that a retry after the start time replays the
+    // first answer instead of being judged afresh.
+    new.range.ensure_not_past(now)?;
+    let rooms = resolve(conn, new.rooms.codes(), &new.range, actor, now).await?;
     let id: i64 = diesel::insert_into(reservation::table)
         .values((
             reservation::title.eq(new.title.as_str()),
             reservation::organizer_name.eq(new.organizer_name.as_str()),
-            reservation::organizer_digest.eq(organizer.as_str()),
+            reservation::organizer_digest.eq(actor.digest.as_str()),
             reservation::starts_at.eq(new.range.starts_at()),
             reservation::ends_at.eq(new.range.ends_at()),
             reservation::created_at.eq(now),
@@ -151,7 +206,8 @@ pub async fn create(conn: &mut Conn, new: &NewBooking, now: DateTime<Utc>) -> Re
         .returning(reservation::id)
         .get_result(conn)
         .await?;
-    for code in new.rooms.codes() {
+    let codes = rooms.codes();
+    for code in &codes {
         if !claim_room(conn, id, code, &new.range).await? {
             return Err(ApiError::room_time_taken().into());
         }
@@ -160,12 +216,12 @@ pub async fn create(conn: &mut Conn, new: &NewBooking, now: DateTime<Utc>) -> Re
         id,
         title: new.title.as_str().to_owned(),
         organizer: new.organizer_name.as_str().to_owned(),
-        rooms: new.rooms.codes().to_vec(),
+        rooms: codes,
         starts_at: new.range.starts_at(),
         ends_at: new.range.ends_at(),
         cancelled_at: None,
         version: 1,
-        organizer_digest: organizer.as_str().to_owned(),
+        organizer_digest: actor.digest.as_str().to_owned(),
     })
 }
 
@@ -175,7 +231,7 @@ async fn lock_for_change(
     id: i64,
     actor: &Actor,
     expected_version: Option<i32>,
-) -> Result<(Booking, RoomSet), CommandError> {
+) -> Result<Booking, CommandError> {
     let locked: Option<i64> =
         reservation::table.find(id).select(reservation::id).for_update().first(conn).await.optional()?;
     if locked.is_none() {
@@ -198,9 +254,7 @@ async fn lock_for_change(
                 .into());
         }
     }
-    // `rooms` comes back in position order: the order of every write.
-    let rooms = RoomSet::from_stored(booking.rooms.clone());
-    Ok((booking, rooms))
+    Ok(booking)
 }
 
 /// Moves a booking to new times (and optionally a new title). Each room copy
@@ -213,7 +267,12 @@ pub async fn move_to(
     actor: &Actor,
     now: DateTime<Utc>,
 ) -> Result<Booking, CommandError> {
-    let (booking, rooms) = lock_for_change(conn, id, actor, change.expected_version).await?;
+    change.range.ensure_not_past(now)?;
+    // The rooms first (they never change), then the booking: the lock order
+    // of every writer, retirements included (room, then reservation).
+    let current_rooms = find(conn, id).await?.ok_or_else(|| ApiError::not_found("booking"))?.rooms;
+    let rooms = resolve(conn, &current_rooms, &change.range, actor, now).await?;
+    let booking = lock_for_change(conn, id, actor, change.expected_version).await?;
     let title = change.title.as_ref().map_or(booking.title.as_str(), Title::as_str).to_owned();
     let version: i32 = diesel::update(reservation::table.find(id))
         .set((
@@ -228,8 +287,8 @@ pub async fn move_to(
         .get_result(conn)
         .await?;
     for code in rooms.codes() {
-        diesel::delete(reservation_room::table.find((id, code))).execute(conn).await?;
-        if !claim_room(conn, id, code, &change.range).await? {
+        diesel::delete(reservation_room::table.find((id, &code))).execute(conn).await?;
+        if !claim_room(conn, id, &code, &change.range).await? {
             return Err(ApiError::room_time_taken().into());
         }
     }
@@ -244,7 +303,7 @@ pub async fn cancel(
     actor: &Actor,
     now: DateTime<Utc>,
 ) -> Result<Booking, CommandError> {
-    let (booking, rooms) = lock_for_change(conn, id, actor, expected_version).await?;
+    let booking = lock_for_change(conn, id, actor, expected_version).await?;
     let version: i32 = diesel::update(reservation::table.find(id))
         .set((
             reservation::cancelled_at.eq(now),
@@ -255,7 +314,7 @@ pub async fn cancel(
         .cached()
         .get_result(conn)
         .await?;
-    for code in rooms.codes() {
+    for code in &booking.rooms {
         diesel::update(reservation_room::table.find((id, code)))
             .set(reservation_room::active.eq(false))
             .cached()
@@ -263,6 +322,31 @@ pub async fn cancel(
             .await?;
     }
     Ok(Booking { cancelled_at: Some(now), version, ..booking })
+}
+
+/// Cancels the given active bookings whole (every room of each), as one
+/// set: a retired room's future bookings. Ids in ascending order, the lock
+/// order of every multi-booking write.
+pub async fn cancel_many(conn: &mut Conn, ids: &[i64], _actor: &Actor, now: DateTime<Utc>) -> QueryResult<usize> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let cancelled: Vec<i64> = diesel::update(
+        reservation::table.filter(reservation::id.eq_any(ids)).filter(reservation::cancelled_at.is_null()),
+    )
+    .set((
+        reservation::cancelled_at.eq(now),
+        reservation::version.eq(reservation::version + 1),
+        reservation::updated_at.eq(now),
+    ))
+    .returning(reservation::id)
+    .get_results(conn)
+    .await?;
+    diesel::update(reservation_room::table.filter(reservation_room::reservation_id.eq_any(&cancelled)))
+        .set(reservation_room::active.eq(false))
+        .execute(conn)
+        .await?;
+    Ok(cancelled.len())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName, schemars::JsonSchema)]

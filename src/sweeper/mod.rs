@@ -230,7 +230,9 @@ impl Sweeper {
         .await
         .map_err(|e| match e {
             crate::idempotency::CommandError::Db(e) => e,
-            crate::idempotency::CommandError::Reject(r) => DbError::Unavailable(r.message),
+            crate::idempotency::CommandError::Reject(r) | crate::idempotency::CommandError::Invalid(r) => {
+                DbError::Unavailable(r.message)
+            }
         })
     }
 }

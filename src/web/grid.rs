@@ -5,7 +5,7 @@
 use chrono::{DateTime, NaiveDate, NaiveTime, Timelike, Utc};
 use chrono_tz::Tz;
 
-use crate::rooms::domain::Room;
+use crate::catalogue::domain::Room;
 use crate::rooms::store::Booking;
 
 /// The hours always shown; bookings outside widen the window.
@@ -13,11 +13,15 @@ pub const DAY_START_MIN: i32 = 7 * 60;
 pub const DAY_END_MIN: i32 = 22 * 60;
 /// Size of the free-time links in each column.
 pub const SLOT_MIN: i32 = 30;
+/// Most room columns one page lays out (an area with more shows the first ones).
+pub const MAX_COLUMNS: usize = 400;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoomColumn {
     pub code: String,
     pub name: String,
+    pub capacity: i32,
+    pub equipment: String,
     /// CSS grid column (1 is the hour labels).
     pub col: usize,
 }
@@ -88,6 +92,8 @@ pub fn layout(
     highlight: Option<i64>,
     now_min: Option<i32>,
 ) -> DayGrid {
+    let shown = |b: &&Booking| b.rooms.iter().any(|code| rooms.iter().any(|r| &r.code == code));
+    let bookings: Vec<&Booking> = bookings.iter().filter(shown).collect();
     let spans: Vec<(i32, i32)> =
         bookings.iter().map(|b| (local_minute(b.starts_at, tz, date), local_minute(b.ends_at, tz, date))).collect();
     let first = spans.iter().map(|s| s.0 / 60 * 60).min().unwrap_or(DAY_START_MIN).min(DAY_START_MIN);
@@ -95,34 +101,44 @@ pub fn layout(
     let columns: Vec<RoomColumn> = rooms
         .iter()
         .enumerate()
-        .map(|(i, r)| RoomColumn { code: r.code.clone(), name: r.name.clone(), col: i + 2 })
+        .map(|(i, r)| RoomColumn {
+            code: r.code.clone(),
+            name: r.name.clone(),
+            capacity: r.capacity,
+            equipment: r.equipment.join(", "),
+            col: i + 2,
+        })
         .collect();
     let col_of = |code: &str| columns.iter().find(|c| c.code == code).map(|c| c.col);
 
     let mut blocks = Vec::new();
     let mut busy: Vec<Vec<(i32, i32)>> = vec![Vec::new(); columns.len()];
     for (b, &(s, e)) in bookings.iter().zip(&spans) {
-        let cols: Vec<usize> = b.rooms.iter().filter_map(|r| col_of(r)).collect();
-        let (Some(&col), Some(&last_col)) = (cols.iter().min(), cols.iter().max()) else { continue };
+        let mut cols: Vec<usize> = b.rooms.iter().filter_map(|r| col_of(r)).collect();
+        cols.sort_unstable();
         for c in &cols {
             busy[c - 2].push((s, e));
         }
-        blocks.push(Block {
-            id: b.id,
-            title: b.title.clone(),
-            organizer: b.organizer.clone(),
-            rooms: b.rooms.join("+"),
-            time: format!(
-                "{}–{}",
-                b.starts_at.with_timezone(&tz).format("%H:%M"),
-                b.ends_at.with_timezone(&tz).format("%H:%M")
-            ),
-            col,
-            span: last_col - col + 1,
-            row: s - first,
-            len: (e - s).max(1),
-            highlighted: highlight == Some(b.id),
-        });
+        // One block per run of neighbouring columns: a linked booking spans
+        // its rooms, and never a column it does not hold.
+        for run in cols.chunk_by(|a, b| b == &(a + 1)) {
+            blocks.push(Block {
+                id: b.id,
+                title: b.title.clone(),
+                organizer: b.organizer.clone(),
+                rooms: b.rooms.join("+"),
+                time: format!(
+                    "{}–{}",
+                    b.starts_at.with_timezone(&tz).format("%H:%M"),
+                    b.ends_at.with_timezone(&tz).format("%H:%M")
+                ),
+                col: run[0],
+                span: run.len(),
+                row: s - first,
+                len: (e - s).max(1),
+                highlighted: highlight == Some(b.id),
+            });
+        }
     }
 
     let from = now_min.map_or(first, |n| n.max(first));
@@ -170,8 +186,14 @@ pub fn placement_css() -> String {
     for n in (60..=1440).step_by(60) {
         css.push_str(&format!(".rows{n}{{grid-template-rows:auto repeat({n},var(--minute))}}"));
     }
-    for c in 1..=12 {
+    for c in 1..=MAX_COLUMNS + 1 {
         css.push_str(&format!(".c{c}{{grid-column-start:{c}}}.w{c}{{grid-column-end:span {c}}}"));
+    }
+    // A few rooms share the width; many get a readable minimum each and the
+    // grid scrolls sideways under a sticky time column.
+    for n in 1..=MAX_COLUMNS {
+        let width = if n <= 4 { "minmax(0,1fr)" } else { "minmax(7.5rem,1fr)" };
+        css.push_str(&format!(".cols{n}{{grid-template-columns:3.4rem repeat({n},{width})}}"));
     }
     css
 }
@@ -185,7 +207,20 @@ mod tests {
         ["A", "B", "C"]
             .iter()
             .enumerate()
-            .map(|(i, c)| Room { code: c.to_string(), name: c.to_string(), position: i as i32 + 1 })
+            .map(|(i, c)| Room {
+                code: c.to_string(),
+                name: c.to_string(),
+                area: "본관".into(),
+                capacity: 8,
+                equipment: vec![],
+                suite: Some("ABC".into()),
+                position: i as i32 + 1,
+                check_in_required: false,
+                approval_required: false,
+                max_duration_minutes: 720,
+                horizon_days: None,
+                active: true,
+            })
             .collect()
     }
 

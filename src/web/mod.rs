@@ -5,9 +5,12 @@
 
 pub mod account;
 pub mod admin;
+pub mod bookings;
+pub mod day;
+pub mod find;
+pub mod form;
 pub mod grid;
 pub mod pages;
-pub mod rooms;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -31,13 +34,14 @@ pub const CSRF_COOKIE: &str = "yeyak_csrf";
 const FORM_LIMIT: usize = 64 * 1024;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/", web::get().to(rooms::day))
-        .route("/rooms", web::get().to(rooms::day))
-        .route("/bookings", web::post().to(rooms::create))
-        .route("/bookings/{id}", web::get().to(rooms::detail))
-        .route("/bookings/{id}/move", web::post().to(rooms::move_booking))
-        .route("/bookings/{id}/cancel", web::get().to(rooms::confirm_cancel))
-        .route("/bookings/{id}/cancel", web::post().to(rooms::cancel))
+    cfg.route("/", web::get().to(day::day))
+        .route("/rooms", web::get().to(day::day))
+        .route("/find", web::get().to(find::find))
+        .route("/bookings", web::post().to(bookings::create))
+        .route("/bookings/{id}", web::get().to(bookings::detail))
+        .route("/bookings/{id}/move", web::post().to(bookings::move_booking))
+        .route("/bookings/{id}/cancel", web::get().to(bookings::confirm_cancel))
+        .route("/bookings/{id}/cancel", web::post().to(bookings::cancel))
         .route("/login", web::get().to(account::login_form))
         .route("/login", web::post().to(account::login))
         .route("/logout", web::post().to(account::logout))
@@ -45,6 +49,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/admin/staff", web::get().to(admin::staff_page))
         .route("/admin/staff", web::post().to(admin::add_staff))
         .route("/admin/keys", web::post().to(admin::add_key))
+        .route("/admin/rooms", web::get().to(admin::rooms::list))
+        .route("/admin/rooms", web::post().to(admin::rooms::create))
+        .route("/admin/rooms/{code}", web::get().to(admin::rooms::edit))
+        .route("/admin/rooms/{code}", web::post().to(admin::rooms::update))
+        .route("/admin/rooms/{code}/retire", web::post().to(admin::rooms::retire))
         .route("/static/grid.css", web::get().to(grid_css));
 }
 
@@ -132,6 +141,82 @@ impl FromRequest for SignedIn {
             let mut conn = state.pool.get().await.map_err(DbError::from)?;
             let user = staff::find_session(&mut conn, &token, state.clock.now()).await?;
             user.map(SignedIn).ok_or_else(login)
+        })
+    }
+}
+
+/// The person behind a signed-in page as the command runner sees them.
+/// Browser forms use the idempotency scope tenant `staff`; the person's
+/// digest in the fingerprint keeps everyone's submissions apart.
+pub fn acting(state: &AppState, user: &StaffUser) -> crate::command::Acting {
+    crate::command::Acting {
+        tenant: crate::auth::api_key::Tenant::parse("staff").expect("valid tenant name"),
+        digest: crate::auth::OwnerDigest::of_staff(&state.secret, &user.username),
+        is_admin: user.is_admin,
+        name: user.display_name.clone(),
+        staff_id: Some(user.id),
+    }
+}
+
+/// A form posted by a signed-in person whose CSRF token checked out. Every
+/// state-changing form of a signed-in page takes this (or [`AdminForm`]), so
+/// no handler can forget the check: sign-in first (a redirect), then the
+/// token (403, nothing changed).
+pub struct StaffForm {
+    pub user: StaffUser,
+    pub form: FormData,
+}
+
+impl FromRequest for StaffForm {
+    type Error = WebError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        let signed_in = SignedIn::from_request(&req, payload);
+        let form = FormData::from_request(&req, payload);
+        Box::pin(async move {
+            let SignedIn(user) = signed_in.await?;
+            let form = form.await?;
+            let state = req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered");
+            if !Csrf::verify(&req, &state, &form) {
+                return Err(csrf_refused());
+            }
+            Ok(StaffForm { user, form })
+        })
+    }
+}
+
+/// A [`StaffForm`] of an admin (403 for anyone else).
+pub struct AdminForm(pub StaffForm);
+
+impl FromRequest for AdminForm {
+    type Error = WebError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let form = StaffForm::from_request(req, payload);
+        Box::pin(async move {
+            let form = form.await?;
+            admin::admin_only(&form.user)?;
+            Ok(AdminForm(form))
+        })
+    }
+}
+
+/// A signed-in admin viewing an admin page (403 for anyone else).
+pub struct SignedInAdmin(pub StaffUser);
+
+impl FromRequest for SignedInAdmin {
+    type Error = WebError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let signed_in = SignedIn::from_request(req, payload);
+        Box::pin(async move {
+            let SignedIn(user) = signed_in.await?;
+            admin::admin_only(&user)?;
+            Ok(SignedInAdmin(user))
         })
     }
 }

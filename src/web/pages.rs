@@ -14,6 +14,17 @@ pub struct Nav {
     pub csrf: String,
 }
 
+pub fn nav(user: &crate::auth::staff::StaffUser, csrf: &str) -> Option<Nav> {
+    Some(Nav { user: user.display_name.clone(), is_admin: user.is_admin, csrf: csrf.to_owned() })
+}
+
+/// A link to one area of the catalogue.
+pub struct AreaLink {
+    pub name: String,
+    pub href: String,
+    pub current: bool,
+}
+
 pub struct Notice {
     pub kind: &'static str,
     pub text: String,
@@ -40,6 +51,7 @@ pub struct LoginPage {
 pub struct RoomChoice {
     pub code: String,
     pub name: String,
+    pub capacity: i32,
     pub checked: bool,
 }
 
@@ -51,6 +63,8 @@ pub struct BookingForm {
     pub end: String,
     pub rooms: Vec<RoomChoice>,
     pub idempotency_key: String,
+    /// The area whose rooms the form offers.
+    pub area: String,
 }
 
 #[derive(Template)]
@@ -64,6 +78,12 @@ pub struct DayPage {
     pub next: String,
     pub today: String,
     pub is_today: bool,
+    pub areas: Vec<AreaLink>,
+    pub area: String,
+    /// `area`, URL-encoded for links.
+    pub area_q: String,
+    /// Room columns (for the stylesheet's `cols{n}`).
+    pub cols: usize,
     pub grid: DayGrid,
     pub grid_rows_class: i32,
     pub form: BookingForm,
@@ -77,7 +97,8 @@ pub struct BookingPage {
     pub nav: Option<Nav>,
     pub csrf: String,
     pub booking: Booking,
-    pub date: String,
+    /// The day page the booking is on.
+    pub back: String,
     pub rooms: String,
     pub time: String,
     pub cancelled: bool,
@@ -125,6 +146,72 @@ pub struct StaffPage {
     pub staff: Vec<crate::auth::staff::StaffUser>,
     pub message: Option<Notice>,
     pub new_key: Option<String>,
+}
+
+pub struct FoundRoom {
+    pub code: String,
+    pub name: String,
+    pub area: String,
+    pub capacity: i32,
+    pub equipment: String,
+    /// The booking form, filled in.
+    pub book: String,
+}
+
+#[derive(Template)]
+#[template(path = "find.html")]
+pub struct FindPage {
+    pub nav: Option<Nav>,
+    pub date: String,
+    pub start: String,
+    pub end: String,
+    pub capacity: String,
+    pub equipment: String,
+    pub area: String,
+    pub areas: Vec<String>,
+    pub known_equipment: String,
+    /// `None` before a search.
+    pub results: Option<Vec<FoundRoom>>,
+    pub message: Option<String>,
+}
+
+/// The values of a room form (as typed, kept when refused).
+pub struct RoomForm {
+    pub code: String,
+    /// The code of an existing room cannot change.
+    pub code_locked: bool,
+    pub name: String,
+    pub area: String,
+    pub capacity: String,
+    pub equipment: String,
+    pub suite: String,
+    pub position: String,
+    pub check_in_required: bool,
+    pub approval_required: bool,
+    pub max_duration_minutes: String,
+    pub horizon_days: String,
+    pub idempotency_key: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_rooms.html")]
+pub struct RoomsAdminPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub rooms: Vec<crate::catalogue::domain::Room>,
+    pub message: Option<Notice>,
+    pub form: RoomForm,
+}
+
+#[derive(Template)]
+#[template(path = "admin_room.html")]
+pub struct RoomEditPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub room: crate::catalogue::domain::Room,
+    pub form: RoomForm,
+    pub retire_key: String,
+    pub message: Option<Notice>,
 }
 
 /// Renders a template; a template that cannot render is a bug, shown as a plain 500 text.

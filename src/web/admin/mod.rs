@@ -1,4 +1,7 @@
-//! Admin pages: the consistency report, staff accounts and API keys.
+//! Admin pages: the consistency report, staff accounts and API keys, and
+//! the room catalogue (`rooms`).
+
+pub mod rooms;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -6,16 +9,15 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use rand::RngCore;
 
-use super::pages::{self, ConsistencyPage, Notice, StaffPage};
-use super::rooms::nav;
-use super::{csrf_refused, html_response, Csrf, FormData, SignedIn, WebError};
+use super::pages::{self, nav, ConsistencyPage, Notice, StaffPage};
+use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::api_key::{hash_secret, Role, Tenant};
 use crate::auth::staff::{self, StaffUser};
 use crate::db::schema::api_key;
 use crate::db::DbError;
 use crate::state::AppState;
 
-fn admin_only(user: &StaffUser) -> Result<(), WebError> {
+pub fn admin_only(user: &StaffUser) -> Result<(), WebError> {
     if user.is_admin {
         Ok(())
     } else {
@@ -29,9 +31,8 @@ fn admin_only(user: &StaffUser) -> Result<(), WebError> {
 pub async fn consistency(
     state: web::Data<AppState>,
     req: HttpRequest,
-    SignedIn(user): SignedIn,
+    SignedInAdmin(user): SignedInAdmin,
 ) -> Result<HttpResponse, WebError> {
-    admin_only(&user)?;
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let report = crate::consistency::run(&mut conn, state.check_context()).await?;
     let csrf = Csrf::for_render(&req, &state);
@@ -57,22 +58,16 @@ async fn render_staff(
 pub async fn staff_page(
     state: web::Data<AppState>,
     req: HttpRequest,
-    SignedIn(user): SignedIn,
+    SignedInAdmin(user): SignedInAdmin,
 ) -> Result<HttpResponse, WebError> {
-    admin_only(&user)?;
     render_staff(&state, &req, &user, None, None, StatusCode::OK).await
 }
 
 pub async fn add_staff(
     state: web::Data<AppState>,
     req: HttpRequest,
-    SignedIn(user): SignedIn,
-    form: FormData,
+    AdminForm(StaffForm { user, form }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
-    admin_only(&user)?;
-    if !Csrf::verify(&req, &state, &form) {
-        return Err(csrf_refused());
-    }
     let (username, display, password) =
         (form.get("username").trim(), form.get("display_name").trim(), form.get("password"));
     let refuse = |text: &str| Some(Notice::error(text));
@@ -102,13 +97,8 @@ pub async fn add_staff(
 pub async fn add_key(
     state: web::Data<AppState>,
     req: HttpRequest,
-    SignedIn(user): SignedIn,
-    form: FormData,
+    AdminForm(StaffForm { user, form }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
-    admin_only(&user)?;
-    if !Csrf::verify(&req, &state, &form) {
-        return Err(csrf_refused());
-    }
     let (Ok(tenant), Ok(role)) = (Tenant::parse(form.get("tenant").trim()), form.get("role").parse::<Role>()) else {
         let message = Notice::error("테넌트(영문·숫자·._- 1~64자)와 역할을 확인해 주세요.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;

@@ -1,0 +1,311 @@
+//! The room catalogue's SQL: list, create, change and retire rooms, find free
+//! ones, and read the rooms of a booking under a share lock inside the
+//! booking's transaction (so that a retirement cannot slip between the check
+//! and the insert).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz};
+use diesel_async::RunQueryDsl;
+use serde_json::json;
+
+use super::domain::{Bookable, NewRoom, Room, RoomPatch};
+use crate::db::cached::CacheExt;
+use crate::db::schema::room;
+use crate::db::Conn;
+use crate::error::{ApiError, ErrorCode};
+use crate::idempotency::CommandError;
+
+/// Catalogue order: area, then position (then code, for retired rooms that
+/// gave their position up).
+pub async fn list(conn: &mut Conn, include_retired: bool) -> QueryResult<Vec<Room>> {
+    let mut query = room::table.order((room::area, room::position, room::code)).select(Room::as_select()).into_boxed();
+    if !include_retired {
+        query = query.filter(room::active);
+    }
+    query.load(conn).await
+}
+
+pub async fn find(conn: &mut Conn, code: &str) -> QueryResult<Option<Room>> {
+    room::table.find(code).select(Room::as_select()).first(conn).await.optional()
+}
+
+/// What the constraints of `room` say about a refused write.
+fn conflict(err: DieselError, code: &str, area: &str, suite: Option<&str>, position: Option<i32>) -> CommandError {
+    let constraint = match &err {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::UniqueViolation | DatabaseErrorKind::ExclusionViolation,
+            info,
+        ) => info.constraint_name().map(str::to_owned),
+        _ => None,
+    };
+    match constraint.as_deref() {
+        Some("room_pkey") => ApiError::new(ErrorCode::RoomCodeTaken, format!("이미 있는 회의실 코드입니다: {code}"))
+            .with_details(json!({ "field": "code", "code": code }))
+            .into(),
+        Some("room_area_position_key") => ApiError::new(
+            ErrorCode::RoomPositionTaken,
+            format!("{area}의 {}번 자리에는 이미 다른 회의실이 있습니다.", position.unwrap_or_default()),
+        )
+        .with_details(json!({ "field": "position", "area": area, "position": position }))
+        .into(),
+        Some("room_suite_in_one_area") => ApiError::new(
+            ErrorCode::SuiteInOtherArea,
+            format!("묶음 {}의 회의실은 한 구역에 있어야 합니다.", suite.unwrap_or_default()),
+        )
+        .with_details(json!({ "field": "suite", "suite": suite, "area": area }))
+        .into(),
+        _ => err.into(),
+    }
+}
+
+pub async fn create(conn: &mut Conn, new: &NewRoom, now: DateTime<Utc>) -> Result<Room, CommandError> {
+    let inserted = diesel::sql_query(
+        "INSERT INTO room (code, name, area, capacity, equipment, suite, position, check_in_required,
+                           approval_required, max_duration_minutes, horizon_days, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6,
+                 COALESCE($7, (SELECT COALESCE(max(position), 0) + 1 FROM room WHERE area = $3 AND active)),
+                 $8, $9, $10, $11, $12, $12)
+         RETURNING code",
+    )
+    .bind::<Text, _>(new.code.as_str())
+    .bind::<Text, _>(new.name.as_str())
+    .bind::<Text, _>(new.area.as_str())
+    .bind::<Int4, _>(new.capacity)
+    .bind::<Array<Text>, _>(new.equipment.tags())
+    .bind::<Nullable<Text>, _>(new.suite.as_ref().map(|s| s.as_str()))
+    .bind::<Nullable<Int4>, _>(new.position)
+    .bind::<Bool, _>(new.check_in_required)
+    .bind::<Bool, _>(new.approval_required)
+    .bind::<Int4, _>(new.max_duration_minutes)
+    .bind::<Nullable<Int4>, _>(new.horizon_days)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await;
+    if let Err(e) = inserted {
+        let suite = new.suite.as_ref().map(|s| s.as_str());
+        return Err(conflict(e, new.code.as_str(), new.area.as_str(), suite, new.position));
+    }
+    find(conn, new.code.as_str()).await?.ok_or_else(|| ApiError::internal().into())
+}
+
+/// Locks an active room for a change of the catalogue.
+async fn lock_active(conn: &mut Conn, code: &str) -> Result<Room, CommandError> {
+    let found: Option<Room> =
+        room::table.find(code).select(Room::as_select()).for_update().first(conn).await.optional()?;
+    let room = found.ok_or_else(|| ApiError::not_found("room"))?;
+    if !room.active {
+        return Err(ApiError::new(ErrorCode::InvalidState, "폐지된 회의실입니다.")
+            .with_details(json!({ "state": "RETIRED" }))
+            .into());
+    }
+    Ok(room)
+}
+
+pub async fn patch(conn: &mut Conn, code: &str, patch: &RoomPatch, now: DateTime<Utc>) -> Result<Room, CommandError> {
+    let current = lock_active(conn, code).await?;
+    let next = patch.apply(&current);
+    let updated = diesel::update(room::table.find(code))
+        .set((
+            room::name.eq(&next.name),
+            room::area.eq(&next.area),
+            room::capacity.eq(next.capacity),
+            room::equipment.eq(&next.equipment),
+            room::suite.eq(&next.suite),
+            room::position.eq(next.position),
+            room::check_in_required.eq(next.check_in_required),
+            room::approval_required.eq(next.approval_required),
+            room::max_duration_minutes.eq(next.max_duration_minutes),
+            room::horizon_days.eq(next.horizon_days),
+            room::updated_at.eq(now),
+        ))
+        .returning(Room::as_returning())
+        .get_result(conn)
+        .await;
+    updated.map_err(|e| conflict(e, code, &next.area, next.suite.as_deref(), Some(next.position)))
+}
+
+#[derive(QueryableByName)]
+struct Affected {
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    id: i64,
+}
+
+/// Bookings that hold the room and have not ended yet, by id.
+async fn future_bookings(conn: &mut Conn, code: &str, now: DateTime<Utc>) -> QueryResult<Vec<i64>> {
+    let rows: Vec<Affected> = diesel::sql_query(
+        "SELECT reservation_id AS id FROM reservation_room
+          WHERE room = $1 AND active AND ends_at > $2 ORDER BY reservation_id",
+    )
+    .bind::<Text, _>(code)
+    .bind::<Timestamptz, _>(now)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// Retires a room. Its row lock waits for bookings in flight (they hold it
+/// shared) and keeps new ones out until this commits; then the room's future
+/// bookings refuse the retirement, or, with `cancel_future`, are cancelled
+/// whole (every room of a linked booking) in this same transaction.
+/// Returns the room and the bookings cancelled.
+pub async fn retire(
+    conn: &mut Conn,
+    code: &str,
+    cancel_future: bool,
+    now: DateTime<Utc>,
+) -> Result<(Room, Vec<i64>), CommandError> {
+    lock_active(conn, code).await?;
+    let future = future_bookings(conn, code, now).await?;
+    if !future.is_empty() && !cancel_future {
+        return Err(ApiError::new(
+            ErrorCode::RoomHasFutureBookings,
+            format!("앞으로의 예약 {}건이 있습니다. 함께 취소하려면 cancelFutureBookings를 켜 주세요.", future.len()),
+        )
+        .with_details(json!({ "count": future.len(), "bookingIds": future }))
+        .into());
+    }
+    diesel::update(room::table.find(code))
+        .set((room::active.eq(false), room::retired_at.eq(now), room::updated_at.eq(now)))
+        .execute(conn)
+        .await?;
+    let room = find(conn, code).await?.ok_or_else(ApiError::internal)?;
+    Ok((room, future))
+}
+
+/// Active rooms free for the whole window `[from, to)` with at least
+/// `min_capacity` seats and every tag of `equipment`, optionally in one area;
+/// smallest sufficient capacity first. The NOT EXISTS probes the EXCLUDE
+/// constraint's GiST index (room, range) once per candidate room.
+pub async fn free(
+    conn: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    min_capacity: i32,
+    equipment: &[String],
+    area: Option<&str>,
+) -> QueryResult<Vec<Room>> {
+    diesel::sql_query(FREE_ROOMS_SQL)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Int4, _>(min_capacity)
+        .bind::<Array<Text>, _>(equipment)
+        .bind::<Nullable<Text>, _>(area)
+        .cached()
+        .load::<RoomByName>(conn)
+        .await
+        .map(|rows| rows.into_iter().map(Room::from).collect())
+}
+
+/// The free-room search (docs/PERFORMANCE.md shows its plan).
+pub const FREE_ROOMS_SQL: &str = "
+SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.check_in_required,
+       r.approval_required, r.max_duration_minutes, r.horizon_days, r.active
+  FROM room r
+ WHERE r.active AND r.capacity >= $3 AND r.equipment @> $4 AND ($5::text IS NULL OR r.area = $5)
+   AND NOT EXISTS (SELECT 1 FROM reservation_room rr
+                    WHERE rr.room = r.code AND rr.active
+                      AND tstzrange(rr.starts_at, rr.ends_at, '[)') && tstzrange($1, $2, '[)'))
+ ORDER BY r.capacity, r.area, r.position, r.code";
+
+#[derive(QueryableByName)]
+struct RoomByName {
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    area: String,
+    #[diesel(sql_type = Int4)]
+    capacity: i32,
+    #[diesel(sql_type = Array<Text>)]
+    equipment: Vec<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    suite: Option<String>,
+    #[diesel(sql_type = Int4)]
+    position: i32,
+    #[diesel(sql_type = Bool)]
+    check_in_required: bool,
+    #[diesel(sql_type = Bool)]
+    approval_required: bool,
+    #[diesel(sql_type = Int4)]
+    max_duration_minutes: i32,
+    #[diesel(sql_type = Nullable<Int4>)]
+    horizon_days: Option<i32>,
+    #[diesel(sql_type = Bool)]
+    active: bool,
+}
+
+impl From<RoomByName> for Room {
+    fn from(r: RoomByName) -> Self {
+        Room {
+            code: r.code,
+            name: r.name,
+            area: r.area,
+            capacity: r.capacity,
+            equipment: r.equipment,
+            suite: r.suite,
+            position: r.position,
+            check_in_required: r.check_in_required,
+            approval_required: r.approval_required,
+            max_duration_minutes: r.max_duration_minutes,
+            horizon_days: r.horizon_days,
+            active: r.active,
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct BookableRow {
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    suite: Option<String>,
+    #[diesel(sql_type = Int4)]
+    position: i32,
+    #[diesel(sql_type = Int4)]
+    max_duration_minutes: i32,
+    #[diesel(sql_type = Nullable<Int4>)]
+    horizon_days: Option<i32>,
+    #[diesel(sql_type = Bool)]
+    approval_required: bool,
+    #[diesel(sql_type = Bool)]
+    check_in_required: bool,
+    #[diesel(sql_type = Array<Text>)]
+    suite_members: Vec<String>,
+}
+
+/// The active rooms among `codes`, each with its suite's active members in
+/// position order, share-locked (`FOR KEY SHARE`, the lock a foreign key
+/// takes) until the booking's transaction ends: a retirement, which locks the
+/// row `FOR UPDATE`, waits for the booking or the booking sees it retired.
+pub async fn lock_bookable(conn: &mut Conn, codes: &[String]) -> QueryResult<Vec<Bookable>> {
+    let rows: Vec<BookableRow> = diesel::sql_query(
+        "SELECT r.code, r.suite, r.position, r.max_duration_minutes, r.horizon_days, r.approval_required,
+                r.check_in_required,
+                COALESCE((SELECT array_agg(m.code ORDER BY m.position, m.code) FROM room m
+                           WHERE m.active AND m.suite = r.suite), '{}') AS suite_members
+           FROM room r
+          WHERE r.code = ANY($1) AND r.active
+          ORDER BY r.position, r.code
+            FOR KEY SHARE OF r",
+    )
+    .bind::<Array<Text>, _>(codes)
+    .cached()
+    .load(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Bookable {
+            code: r.code,
+            suite: r.suite,
+            position: r.position,
+            max_duration_minutes: r.max_duration_minutes,
+            horizon_days: r.horizon_days,
+            approval_required: r.approval_required,
+            check_in_required: r.check_in_required,
+            suite_members: r.suite_members,
+        })
+        .collect())
+}

@@ -1,0 +1,259 @@
+//! `/admin/rooms`: the catalogue for admins — list, add, edit, retire. Form
+//! fields are the JSON fields in snake_case (SPEC §8, §15); every change runs
+//! the same command as the admin-key API.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use crate::auth::staff::StaffUser;
+use crate::catalogue::domain::{NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
+use crate::catalogue::{self, store, Retire};
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::idempotency::IdempotencyKey;
+use crate::state::AppState;
+use crate::web::form::{answer, checked, form_key, korean, status_of};
+use crate::web::pages::{self, nav, Notice, RoomEditPage, RoomForm, RoomsAdminPage};
+use crate::web::{acting, html_response, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
+
+fn number(form: &FormData, name: &str, field: &str) -> Result<Option<i64>, ApiError> {
+    match form.get(name).trim() {
+        "" => Ok(None),
+        raw => raw.parse::<i64>().map(Some).map_err(|_| ApiError::malformed(field, "must be a whole number")),
+    }
+}
+
+fn text(form: &FormData, name: &str) -> Option<String> {
+    Some(form.get(name).trim().to_owned()).filter(|t| !t.is_empty())
+}
+
+fn tags(form: &FormData) -> Vec<String> {
+    form.get("equipment").split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
+}
+
+fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
+    NewRoom::parse(NewRoomBody {
+        code: form.get("code").to_owned(),
+        name: form.get("name").to_owned(),
+        area: text(form, "area"),
+        capacity: number(form, "capacity", "capacity")?,
+        equipment: Some(tags(form)),
+        suite: text(form, "suite"),
+        position: number(form, "position", "position")?,
+        check_in_required: Some(checked(form, "check_in_required")),
+        approval_required: Some(checked(form, "approval_required")),
+        max_duration_minutes: number(form, "max_duration_minutes", "maxDurationMinutes")?,
+        horizon_days: number(form, "horizon_days", "horizonDays")?,
+    })
+}
+
+/// The edit form sends every field: empty suite and horizon clear them.
+fn room_patch(form: &FormData) -> Result<RoomPatch, ApiError> {
+    RoomPatch::parse(RoomPatchBody {
+        name: Some(form.get("name").to_owned()),
+        area: Some(form.get("area").to_owned()),
+        capacity: number(form, "capacity", "capacity")?,
+        equipment: Some(tags(form)),
+        suite: Some(text(form, "suite")),
+        position: number(form, "position", "position")?,
+        check_in_required: Some(checked(form, "check_in_required")),
+        approval_required: Some(checked(form, "approval_required")),
+        max_duration_minutes: number(form, "max_duration_minutes", "maxDurationMinutes")?,
+        horizon_days: Some(number(form, "horizon_days", "horizonDays")?),
+    })
+}
+
+impl RoomForm {
+    fn of(room: &Room) -> Self {
+        RoomForm {
+            code: room.code.clone(),
+            code_locked: true,
+            name: room.name.clone(),
+            area: room.area.clone(),
+            capacity: room.capacity.to_string(),
+            equipment: room.equipment.join(", "),
+            suite: room.suite.clone().unwrap_or_default(),
+            position: room.position.to_string(),
+            check_in_required: room.check_in_required,
+            approval_required: room.approval_required,
+            max_duration_minutes: room.max_duration_minutes.to_string(),
+            horizon_days: room.horizon_days.map(|d| d.to_string()).unwrap_or_default(),
+            idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
+        }
+    }
+
+    fn kept(form: &FormData) -> Self {
+        RoomForm {
+            code: form.get("code").to_owned(),
+            code_locked: false,
+            name: form.get("name").to_owned(),
+            area: form.get("area").to_owned(),
+            capacity: form.get("capacity").to_owned(),
+            equipment: form.get("equipment").to_owned(),
+            suite: form.get("suite").to_owned(),
+            position: form.get("position").to_owned(),
+            check_in_required: checked(form, "check_in_required"),
+            approval_required: checked(form, "approval_required"),
+            max_duration_minutes: form.get("max_duration_minutes").to_owned(),
+            horizon_days: form.get("horizon_days").to_owned(),
+            idempotency_key: form.get("idempotency_key").to_owned(),
+        }
+    }
+
+    fn blank() -> Self {
+        RoomForm {
+            code: String::new(),
+            code_locked: false,
+            name: String::new(),
+            area: crate::catalogue::domain::DEFAULT_AREA.to_owned(),
+            capacity: "8".into(),
+            equipment: String::new(),
+            suite: String::new(),
+            position: String::new(),
+            check_in_required: false,
+            approval_required: false,
+            max_duration_minutes: "720".into(),
+            horizon_days: String::new(),
+            idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
+        }
+    }
+}
+
+async fn render_list(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    message: Option<Notice>,
+    form: RoomForm,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
+    let rooms = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        store::list(&mut conn, true).await?
+    };
+    let csrf = Csrf::for_render(req, state);
+    let page = RoomsAdminPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), rooms, message, form };
+    Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+pub async fn list(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedInAdmin(user): SignedInAdmin,
+) -> Result<HttpResponse, WebError> {
+    render_list(&state, &req, &user, None, RoomForm::blank(), StatusCode::OK).await
+}
+
+pub async fn create(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(StaffForm { user, form }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    let attempt = async {
+        let new = new_room(&form)?;
+        let key = form_key(&form)?;
+        answer::<Room>(catalogue::create(&state, &acting(&state, &user), Some(key), &new).await?)
+    };
+    match attempt.await {
+        Ok(room) => {
+            let notice = Notice::ok(format!("{} ({}) 회의실을 추가했습니다.", room.name, room.code));
+            render_list(&state, &req, &user, Some(notice), RoomForm::blank(), StatusCode::OK).await
+        }
+        Err(err) => {
+            let notice = Notice::error(korean(&err));
+            render_list(&state, &req, &user, Some(notice), RoomForm::kept(&form), status_of(&err)).await
+        }
+    }
+}
+
+async fn load(state: &AppState, code: &str) -> Result<Room, WebError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    store::find(&mut conn, code).await?.ok_or_else(|| {
+        WebError::Page(StatusCode::NOT_FOUND, pages::message_page("회의실을 찾을 수 없습니다", "없는 회의실입니다."))
+    })
+}
+
+async fn render_edit(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    room: Room,
+    form: Option<RoomForm>,
+    message: Option<Notice>,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
+    let csrf = Csrf::for_render(req, state);
+    let page = RoomEditPage {
+        nav: nav(user, &csrf.token),
+        csrf: csrf.token.clone(),
+        form: form.unwrap_or_else(|| RoomForm::of(&room)),
+        retire_key: IdempotencyKey::generate().as_str().to_owned(),
+        room,
+        message,
+    };
+    Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+pub async fn edit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedInAdmin(user): SignedInAdmin,
+    code: web::Path<String>,
+) -> Result<HttpResponse, WebError> {
+    let room = load(&state, &code).await?;
+    render_edit(&state, &req, &user, room, None, None, StatusCode::OK).await
+}
+
+pub async fn update(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(StaffForm { user, form }): AdminForm,
+    code: web::Path<String>,
+) -> Result<HttpResponse, WebError> {
+    let attempt = async {
+        let patch = room_patch(&form)?;
+        let key = form_key(&form)?;
+        answer::<Room>(catalogue::patch(&state, &acting(&state, &user), Some(key), &code, &patch).await?)
+    };
+    match attempt.await {
+        Ok(room) => {
+            let notice = Notice::ok("회의실 정보를 바꿨습니다.");
+            render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await
+        }
+        Err(err) => {
+            let room = load(&state, &code).await?;
+            let mut kept = RoomForm::kept(&form);
+            kept.code = room.code.clone();
+            kept.code_locked = true;
+            let notice = Notice::error(korean(&err));
+            render_edit(&state, &req, &user, room, Some(kept), Some(notice), status_of(&err)).await
+        }
+    }
+}
+
+pub async fn retire(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(StaffForm { user, form }): AdminForm,
+    code: web::Path<String>,
+) -> Result<HttpResponse, WebError> {
+    let attempt = async {
+        let retire = Retire { cancel_future_bookings: checked(&form, "cancel_future_bookings") };
+        let key = form_key(&form)?;
+        answer::<Room>(catalogue::retire(&state, &acting(&state, &user), Some(key), &code, retire).await?)
+    };
+    match attempt.await {
+        Ok(room) => {
+            let notice = Notice::ok(format!(
+                "{} ({}) 회의실을 폐지했습니다. 지난 예약은 기록에 남습니다.",
+                room.name, room.code
+            ));
+            render_list(&state, &req, &user, Some(notice), RoomForm::blank(), StatusCode::OK).await
+        }
+        Err(err) => {
+            let room = load(&state, &code).await?;
+            let notice = Notice::error(korean(&err));
+            render_edit(&state, &req, &user, room, None, Some(notice), status_of(&err)).await
+        }
+    }
+}

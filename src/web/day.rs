@@ -1,0 +1,191 @@
+//! The day page (`/`, `/rooms?date=&area=`): the rooms of one area as
+//! columns, the day's bookings at minute precision, free half hours as links
+//! that fill the booking form, and the booking form itself. Two statements
+//! per render however many rooms: the session, and the area's bookings (the
+//! catalogue comes from its snapshot).
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{Datelike, NaiveDate, Timelike, Weekday};
+use serde::Deserialize;
+
+use super::form::parse_date;
+use super::grid;
+use super::pages::{self, nav, AreaLink, BookingForm, DayPage, Notice, RoomChoice};
+use super::{html_response, Csrf, SignedIn, WebError};
+use crate::auth::staff::StaffUser;
+use crate::catalogue::domain::{Room, RoomCatalog};
+use crate::db::DbError;
+use crate::idempotency::IdempotencyKey;
+use crate::rooms::store;
+use crate::state::AppState;
+
+pub fn weekday(d: Weekday) -> &'static str {
+    ["월", "화", "수", "목", "금", "토", "일"][d.num_days_from_monday() as usize]
+}
+
+pub fn date_label(date: NaiveDate) -> String {
+    format!("{}년 {}월 {}일 ({})", date.year(), date.month(), date.day(), weekday(date.weekday()))
+}
+
+pub fn today(state: &AppState) -> NaiveDate {
+    state.clock.now().with_timezone(&state.timezone).date_naive()
+}
+
+/// The area a page shows: the one asked for when it exists, else the first.
+pub fn pick_area(catalogue: &RoomCatalog, asked: Option<&str>) -> String {
+    let areas = catalogue.areas();
+    asked
+        .filter(|a| areas.iter().any(|x| x == a))
+        .map(str::to_owned)
+        .or_else(|| areas.first().cloned())
+        .unwrap_or_else(|| crate::catalogue::domain::DEFAULT_AREA.to_owned())
+}
+
+/// Links to every area of the catalogue, the shown one marked.
+pub fn area_links(catalogue: &RoomCatalog, current: &str, href: impl Fn(&str) -> String) -> Vec<AreaLink> {
+    catalogue.areas().into_iter().map(|a| AreaLink { href: href(&a), current: a == current, name: a }).collect()
+}
+
+pub fn enc(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// The room checkboxes of the booking form for an area's rooms.
+pub fn room_choices(rooms: &[Room], checked: &[String]) -> Vec<RoomChoice> {
+    rooms
+        .iter()
+        .map(|r| RoomChoice {
+            code: r.code.clone(),
+            name: r.name.clone(),
+            capacity: r.capacity,
+            checked: checked.contains(&r.code),
+        })
+        .collect()
+}
+
+/// What the day page shows besides the grid.
+pub struct DayView {
+    pub date: NaiveDate,
+    pub area: Option<String>,
+    pub highlight: Option<i64>,
+    pub message: Option<Notice>,
+    pub form_message: Option<String>,
+    pub form: Option<BookingForm>,
+    pub status: StatusCode,
+}
+
+/// Renders the day page (used for GET and for refused forms).
+pub async fn render_day(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    view: DayView,
+) -> Result<HttpResponse, WebError> {
+    let catalogue = state.catalogue.current().await?;
+    let area = pick_area(&catalogue, view.area.as_deref());
+    let mut rooms = catalogue.in_area(&area);
+    rooms.truncate(grid::MAX_COLUMNS);
+    let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
+    let date = view.date;
+    let (from, to) = crate::rooms::http::day_bounds(state.timezone, date);
+    let bookings = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        store::list_in_rooms(&mut conn, from, to, &codes).await?
+    };
+    let now = state.clock.now().with_timezone(&state.timezone);
+    let now_min = match date.cmp(&now.date_naive()) {
+        std::cmp::Ordering::Less => Some(1440),
+        std::cmp::Ordering::Equal => Some((now.hour() * 60 + now.minute()) as i32),
+        std::cmp::Ordering::Greater => None,
+    };
+    let grid = grid::layout(&rooms, &bookings, state.timezone, date, view.highlight, now_min);
+    let csrf = Csrf::for_render(req, state);
+    let form = view.form.unwrap_or_else(|| BookingForm {
+        title: String::new(),
+        date: date.to_string(),
+        start: String::new(),
+        end: String::new(),
+        rooms: room_choices(&rooms, &[]),
+        idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
+        area: area.clone(),
+    });
+    let today = today(state);
+    let page = DayPage {
+        nav: nav(user, &csrf.token),
+        csrf: csrf.token.clone(),
+        date: date.to_string(),
+        date_label: date_label(date),
+        prev: date.pred_opt().unwrap_or(date).to_string(),
+        next: date.succ_opt().unwrap_or(date).to_string(),
+        today: today.to_string(),
+        is_today: date == today,
+        areas: area_links(&catalogue, &area, |a| format!("/rooms?date={date}&area={}", enc(a))),
+        area_q: enc(&area),
+        area,
+        cols: grid.rooms.len().max(1),
+        grid_rows_class: (grid.rows + 59) / 60 * 60,
+        grid,
+        form,
+        message: view.message,
+        form_message: view.form_message,
+    };
+    Ok(csrf.attach(html_response(view.status, pages::render(&page))))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DayQuery {
+    date: Option<String>,
+    area: Option<String>,
+    start: Option<String>,
+    end: Option<String>,
+    room: Option<String>,
+    title: Option<String>,
+    booked: Option<i64>,
+    cancelled: Option<i64>,
+    moved: Option<i64>,
+}
+
+pub async fn day(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedIn(user): SignedIn,
+    query: web::Query<DayQuery>,
+) -> Result<HttpResponse, WebError> {
+    let q = query.into_inner();
+    let date = q.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state));
+    let message = match (q.booked, q.moved, q.cancelled) {
+        (Some(_), _, _) => Some(Notice::ok("예약했습니다.")),
+        (_, Some(_), _) => Some(Notice::ok("예약 시간을 옮겼습니다.")),
+        (_, _, Some(_)) => Some(Notice::ok("예약을 취소했습니다. 그 시간은 이제 비어 있습니다.")),
+        _ => None,
+    };
+    // A free cell's link (or a found room) pre-fills the form.
+    let form = match &q.start {
+        None => None,
+        Some(start) => {
+            let catalogue = state.catalogue.current().await?;
+            let area = pick_area(&catalogue, q.area.as_deref());
+            let checked: Vec<String> = q.room.iter().cloned().collect();
+            Some(BookingForm {
+                title: q.title.clone().unwrap_or_default(),
+                date: date.to_string(),
+                start: start.clone(),
+                end: q.end.clone().unwrap_or_default(),
+                rooms: room_choices(&catalogue.in_area(&area), &checked),
+                idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
+                area,
+            })
+        }
+    };
+    let view = DayView {
+        date,
+        area: q.area,
+        highlight: q.booked.or(q.moved),
+        message,
+        form_message: None,
+        form,
+        status: StatusCode::OK,
+    };
+    render_day(&state, &req, &user, view).await
+}

@@ -1,0 +1,120 @@
+//! `/find`: a date, a time, seats and equipment → the rooms free for the
+//! whole window, smallest sufficient first, each a link to the booking form
+//! filled in. The same search as `GET /api/rooms/free`.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse};
+use serde::Deserialize;
+
+use super::day::{enc, today};
+use super::form::{korean, local_range, parse_date, parse_time};
+use super::pages::{self, nav, FindPage, FoundRoom};
+use super::{html_response, Csrf, SignedIn, WebError};
+use crate::catalogue::domain::Equipment;
+use crate::catalogue::http::FreeQuery;
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct FindQuery {
+    date: Option<String>,
+    start: Option<String>,
+    end: Option<String>,
+    capacity: Option<String>,
+    equipment: Option<String>,
+    area: Option<String>,
+}
+
+pub async fn find(
+    state: actix_web::web::Data<AppState>,
+    req: HttpRequest,
+    SignedIn(user): SignedIn,
+    query: actix_web::web::Query<FindQuery>,
+) -> Result<HttpResponse, WebError> {
+    let q = query.into_inner();
+    let catalogue = state.catalogue.current().await?;
+    let asked = q.start.is_some() || q.end.is_some();
+    let (results, message, status) = if asked {
+        match search(&state, &q).await {
+            Ok(rooms) => (Some(rooms), None, StatusCode::OK),
+            Err(Found::Refused(err)) => (None, Some(korean(&err)), status_of(&err)),
+            Err(Found::Db(e)) => return Err(e.into()),
+        }
+    } else {
+        (None, None, StatusCode::OK)
+    };
+    let csrf = Csrf::for_render(&req, &state);
+    let page = FindPage {
+        nav: nav(&user, &csrf.token),
+        date: q.date.clone().unwrap_or_else(|| today(&state).to_string()),
+        start: q.start.clone().unwrap_or_default(),
+        end: q.end.clone().unwrap_or_default(),
+        capacity: q.capacity.clone().unwrap_or_default(),
+        equipment: q.equipment.clone().unwrap_or_default(),
+        area: q.area.clone().unwrap_or_default(),
+        areas: catalogue.areas(),
+        known_equipment: catalogue.equipment().join(", "),
+        results,
+        message,
+    };
+    Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+enum Found {
+    Refused(ApiError),
+    Db(DbError),
+}
+
+impl From<ApiError> for Found {
+    fn from(e: ApiError) -> Self {
+        Found::Refused(e)
+    }
+}
+
+fn status_of(err: &ApiError) -> StatusCode {
+    super::form::status_of(err)
+}
+
+async fn search(state: &AppState, q: &FindQuery) -> Result<Vec<FoundRoom>, Found> {
+    let date = parse_date(q.date.as_deref().unwrap_or_default())?;
+    let (start, end) = (q.start.as_deref().unwrap_or_default(), q.end.as_deref().unwrap_or_default());
+    let range = local_range(state, date, parse_time("start", start)?, parse_time("end", end)?)?;
+    FreeQuery::check(range.starts_at(), range.ends_at())?;
+    let min_capacity = match q.capacity.as_deref().map(str::trim) {
+        None | Some("") => 1,
+        Some(raw) => raw
+            .parse::<i32>()
+            .ok()
+            .filter(|c| (1..=crate::catalogue::domain::MAX_CAPACITY).contains(c))
+            .ok_or_else(|| ApiError::malformed("capacity", "must be 1-10000"))?,
+    };
+    let equipment = Equipment::parse_list("equipment", q.equipment.as_deref().unwrap_or_default())?;
+    let area = q.area.as_deref().map(str::trim).filter(|a| !a.is_empty());
+    let mut conn = state.pool.get().await.map_err(|e| Found::Db(e.into()))?;
+    let rooms = crate::catalogue::store::free(
+        &mut conn,
+        range.starts_at(),
+        range.ends_at(),
+        min_capacity,
+        &equipment.tags(),
+        area,
+    )
+    .await
+    .map_err(|e| Found::Db(e.into()))?;
+    Ok(rooms
+        .into_iter()
+        .map(|r| FoundRoom {
+            book: format!(
+                "/rooms?date={date}&area={}&start={start}&end={end}&room={}#book",
+                enc(&r.area),
+                enc(&r.code)
+            ),
+            code: r.code,
+            name: r.name,
+            area: r.area,
+            capacity: r.capacity,
+            equipment: r.equipment.join(", "),
+        })
+        .collect())
+}
