@@ -14,9 +14,19 @@ pub async fn healthz() -> HttpResponse {
 }
 
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    // An idle pooled connection whose backend died (a restart) fails once and
+    // is dropped; the question is whether PostgreSQL answers now, so a few
+    // more checkouts are tried within the timeout.
     let probe = async {
-        let mut conn = state.pool.get().await.map_err(|e| e.to_string())?;
-        diesel::sql_query("SELECT 1").execute(&mut conn).await.map_err(|e| e.to_string())
+        let mut last = String::new();
+        for _ in 0..5 {
+            let mut conn = state.pool.get().await.map_err(|e| e.to_string())?;
+            match diesel::sql_query("SELECT 1").execute(&mut conn).await {
+                Ok(n) => return Ok(n),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(last)
     };
     let postgres = match tokio::time::timeout(Duration::from_secs(2), probe).await {
         Ok(Ok(_)) => "ok",

@@ -192,8 +192,11 @@ pub fn placement_css() -> String {
     // A few rooms share the width; many get a readable minimum each and the
     // grid scrolls sideways under a sticky time column.
     for n in 1..=MAX_COLUMNS {
-        let width = if n <= 4 { "minmax(0,1fr)" } else { "minmax(7.5rem,1fr)" };
-        css.push_str(&format!(".cols{n}{{grid-template-columns:3.4rem repeat({n},{width})}}"));
+        // Many columns: the grid is as wide as they are (not its wrapper), so
+        // that a sticky item's row really spans every column.
+        let (width, wide) =
+            if n <= 4 { ("minmax(0,1fr)", "") } else { ("minmax(8rem,8rem)", ";width:max-content;min-width:100%") };
+        css.push_str(&format!(".cols{n}{{grid-template-columns:var(--timecol) repeat({n},{width}){wide}}}"));
     }
     css
 }

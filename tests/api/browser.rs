@@ -76,6 +76,42 @@ async fn screenshot(c: &Client, name: &str) {
     std::fs::write(shot_path(name), png).unwrap();
 }
 
+/// axe-core's script (npm `axe-core`), installed under `target/node` on first use.
+fn axe_source() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/node");
+    let file = root.join("node_modules/axe-core/axe.min.js");
+    if !file.exists() {
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&root)
+            .arg("axe-core@4")
+            .status()
+            .expect("npm is installed");
+        assert!(status.success(), "npm install axe-core");
+    }
+    std::fs::read_to_string(file).unwrap()
+}
+
+static AXE: std::sync::LazyLock<String> = std::sync::LazyLock::new(axe_source);
+
+/// Runs axe-core on the current page and fails on any violation.
+pub async fn assert_accessible(c: &Client, page: &str) {
+    c.execute(&AXE, vec![]).await.unwrap();
+    let result = c
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, { resultTypes: ['violations'] })
+                .then(r => done(r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,
+                                                       nodes: v.nodes.slice(0, 3).map(n => n.html) }))))
+                .catch(e => done([{ id: 'axe-error', help: String(e) }]));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let violations = result.as_array().cloned().unwrap_or_default();
+    assert!(violations.is_empty(), "axe-core found violations on {page}: {violations:#?}");
+}
+
 async fn set_value(c: &Client, css: &str, value: &str) {
     c.execute("document.querySelector(arguments[0]).value = arguments[1];", vec![json!(css), json!(value)])
         .await
@@ -87,6 +123,8 @@ async fn a_person_books_sees_a_conflict_and_cancels_in_a_real_browser() {
     let app = TestApp::spawn().await;
     let (_driver, port) = chromedriver().await;
     let c = browser(port).await;
+    c.goto(&app.url("/login")).await.unwrap();
+    assert_accessible(&c, "sign-in page").await;
     let result = scenario(&app, &c).await;
     let _ = c.close().await;
     result.unwrap();
@@ -100,6 +138,7 @@ async fn scenario(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::Cm
     c.find(Locator::Css("#password")).await?.send_keys(ADMIN_PASSWORD).await?;
     c.find(Locator::Css("form[action='/login'] button")).await?.click().await?;
     c.wait().for_element(Locator::Css(".grid")).await?;
+    assert_accessible(c, "day page").await;
 
     // A neighbour's booking so the grid shows more than ours.
     app.create_booking(
@@ -123,12 +162,14 @@ async fn scenario(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::Cm
     assert!(text.contains("분기 계획 회의") && text.contains("10:00–11:30") && text.contains("A+B"), "{text}");
     assert!(c.source().await?.contains("예약했습니다"));
     screenshot(c, "day-desktop").await;
+    assert_accessible(c, "day page with bookings").await;
 
     // The same day at 375 px.
     c.set_window_size(375, 900).await?;
     c.refresh().await?;
     c.wait().for_element(Locator::Css(".grid")).await?;
     screenshot(c, "day-375").await;
+    assert_accessible(c, "day page at 375 px").await;
     c.set_window_size(1280, 1100).await?;
 
     // An overlapping booking on B is refused with the message, input kept.
@@ -143,11 +184,14 @@ async fn scenario(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::Cm
     assert_eq!(error.text().await?, "이미 예약된 시간입니다");
     assert_eq!(c.find(Locator::Css("#title")).await?.prop("value").await?.as_deref(), Some("겹치는 회의"));
     screenshot(c, "conflict").await;
+    assert_accessible(c, "refused booking form").await;
 
     // Cancel through the booking page and its confirmation.
     c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
     c.find(Locator::XPath("//a[contains(@class,'block')][contains(., '분기 계획 회의')]")).await?.click().await?;
+    assert_accessible(c, "booking page").await;
     c.find(Locator::Css("a.danger")).await?.click().await?;
+    assert_accessible(c, "cancel confirmation").await;
     c.find(Locator::Css("button.danger")).await?.click().await?;
     c.wait().for_element(Locator::Css(".notice.ok")).await?;
     let page = c.source().await?;
@@ -155,5 +199,110 @@ async fn scenario(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::Cm
     assert!(!page.contains("분기 계획 회의"));
     c.find(Locator::Css("a.free[href*='start=10:00'][href*='room=A']")).await?;
     c.find(Locator::Css("a.free[href*='start=11:00'][href*='room=B']")).await?;
+    Ok(())
+}
+
+async fn sign_in(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::CmdError> {
+    c.goto(&app.url("/login")).await?;
+    c.find(Locator::Css("#username")).await?.send_keys(ADMIN_USER).await?;
+    c.find(Locator::Css("#password")).await?.send_keys(ADMIN_PASSWORD).await?;
+    c.find(Locator::Css("form[action='/login'] button")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".grid")).await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalogue_pages_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let date = tomorrow(&app);
+    let tags = ["projector", "video", "whiteboard"];
+    for i in 1..=40 {
+        let equipment: Vec<&str> = tags.iter().copied().take(i % 4).collect();
+        let suite = if i <= 4 { Some("T1-4") } else { None };
+        add_room(
+            &app,
+            json!({"code": format!("T{i:02}"), "name": format!("타워 {i:02}"), "area": "타워",
+                               "capacity": 4 + (i % 5) * 2, "equipment": equipment, "suite": suite}),
+        )
+        .await;
+    }
+    // A busy tower: linked, touching and overlapping-looking bookings.
+    let seoul = |h: u32, m: u32| format!("{date}T{h:02}:{m:02}:00+09:00");
+    let mut n = 0;
+    for i in 1..=40 {
+        for (s, e) in [((9, 0), (10, 0)), ((10, 0), (11, 30)), ((13, 0), (14, 0))] {
+            if (i + s.0) % 3 == 0 {
+                continue;
+            }
+            n += 1;
+            let rooms = if i <= 3 && s.0 == 13 {
+                vec![format!("T{i:02}"), format!("T{:02}", i + 1)]
+            } else {
+                vec![format!("T{i:02}")]
+            };
+            let rooms: Vec<&str> = rooms.iter().map(String::as_str).collect();
+            app.create_booking(
+                TENANT_ONE,
+                "ops",
+                &format!("t{n}"),
+                &booking(&format!("회의 {n}"), &rooms, &seoul(s.0, s.1), &seoul(e.0, e.1)),
+            )
+            .await;
+        }
+    }
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = catalogue_pages(&app, &c, &date).await;
+    let _ = c.close().await;
+    result.unwrap();
+}
+
+async fn catalogue_pages(app: &TestApp, c: &Client, date: &str) -> Result<(), fantoccini::error::CmdError> {
+    sign_in(app, c).await?;
+    c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+    c.wait().for_element(Locator::Css(".areas")).await?;
+    screenshot(c, "day-3-rooms").await;
+    assert_accessible(c, "day page, 3 rooms").await;
+
+    c.find(Locator::LinkText("타워")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".grid.cols40")).await?;
+    assert_eq!(c.find_all(Locator::Css(".room-head")).await?.len(), 40);
+    screenshot(c, "day-40-rooms").await;
+    assert_accessible(c, "day page, 40 rooms").await;
+    // The grid scrolls sideways; the time column stays.
+    let scrolled = c
+        .execute(
+            "const w = document.querySelector('.grid-wrap'); w.scrollLeft = 2000;
+             const h = document.querySelector('.hour').getBoundingClientRect();
+             return [w.scrollWidth > w.clientWidth, w.scrollLeft > 0, h.left >= w.getBoundingClientRect().left - 1,
+                     h.left, w.getBoundingClientRect().left, getComputedStyle(document.querySelector('.hour')).position,
+                     getComputedStyle(document.querySelector('.hour')).gridColumnEnd];",
+            vec![],
+        )
+        .await?;
+    assert_eq!(
+        scrolled.as_array().unwrap()[..3],
+        [json!(true), json!(true), json!(true)],
+        "sideways scroll with a sticky time column: {scrolled}"
+    );
+
+    c.goto(&app.url(&format!("/find?date={date}&start=10:00&end=11:00&capacity=8&equipment=projector"))).await?;
+    c.wait().for_element(Locator::Css("#found")).await?;
+    screenshot(c, "find").await;
+    assert_accessible(c, "find page").await;
+    c.find(Locator::Css("table.list a")).await?.click().await?;
+    c.wait().for_element(Locator::Css("#book")).await?;
+    let checked = c.find_all(Locator::Css("input[name=rooms]:checked")).await?.len();
+    assert_eq!(checked, 1, "the found room is chosen in the form");
+
+    c.goto(&app.url("/admin/rooms")).await?;
+    screenshot(c, "admin-rooms").await;
+    assert_accessible(c, "admin rooms").await;
+    c.goto(&app.url("/admin/rooms/T01")).await?;
+    assert_accessible(c, "admin room").await;
+    for page in ["/admin/staff", "/admin/consistency"] {
+        c.goto(&app.url(page)).await?;
+        assert_accessible(c, page).await;
+    }
     Ok(())
 }

@@ -100,6 +100,9 @@ pub async fn fresh_database() -> String {
 pub struct TestApp {
     pub address: String,
     pub db_name: String,
+    /// Whether dropping this app drops its database (a second process on
+    /// the same database does not).
+    owns_db: bool,
     pub clock: ManualClock,
     pub state: actix_web::web::Data<AppState>,
     pub http: reqwest::Client,
@@ -133,6 +136,15 @@ impl TestApp {
 
     pub async fn spawn_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
         let db_name = fresh_database().await;
+        Self::start(db_name, true, tweak).await
+    }
+
+    /// A second process on this app's database (its own pool, caches and clock).
+    pub async fn another_process(&self) -> TestApp {
+        Self::start(self.db_name.clone(), false, |_| {}).await
+    }
+
+    async fn start(db_name: String, owns_db: bool, tweak: impl FnOnce(&mut Config)) -> TestApp {
         let mut config = test_config(&db_name);
         tweak(&mut config);
         let clock = ManualClock::new(test_now());
@@ -143,6 +155,7 @@ impl TestApp {
         TestApp {
             address,
             db_name,
+            owns_db,
             clock,
             state,
             http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap(),
@@ -258,7 +271,9 @@ pub fn drop_database(name: &str) {
 
 impl Drop for TestApp {
     fn drop(&mut self) {
-        drop_database(&self.db_name);
+        if self.owns_db {
+            drop_database(&self.db_name);
+        }
     }
 }
 
@@ -272,4 +287,28 @@ pub async fn post(app: &TestApp, path: &str, key: &str, owner: &str, idem: &str,
         .await
         .expect("request sent");
     self::body(res).await
+}
+
+/// Sends JSON with a method, a key, optional owner and idempotency key.
+pub async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    key: &str,
+    idem: Option<&str>,
+    body: Value,
+) -> (StatusCode, Value) {
+    let mut req = app.request(method, path, key, None).json(&body);
+    if let Some(idem) = idem {
+        req = req.header("Idempotency-Key", idem);
+    }
+    self::body(req.send().await.expect("request sent")).await
+}
+
+/// Adds a room with an admin key; panics unless 201.
+pub async fn add_room(app: &TestApp, room: Value) -> Value {
+    let idem = format!("room-{}", uuid::Uuid::new_v4());
+    let (status, body) = send(app, reqwest::Method::POST, "/api/rooms", ADMIN, Some(&idem), room).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body
 }
