@@ -19,11 +19,11 @@ const DAY: &str = "2030-06-12";
 const DATA: &str = "
 INSERT INTO room (code, name, area, capacity, equipment, position)
 SELECT 'L' || i, '대형 ' || i, '대형', 4 + i % 12,
-       (ARRAY[ARRAY[]::text[], ARRAY['projector'], ARRAY['projector','video'], ARRAY['whiteboard']])[1 + i % 4], i
+       CASE i % 4 WHEN 0 THEN '{}'::text[] WHEN 1 THEN '{projector}' WHEN 2 THEN '{projector,video}' ELSE '{whiteboard}' END, i
   FROM generate_series(1, 60) i;
 INSERT INTO room (code, name, area, capacity, equipment, position)
 SELECT 'S' || i, '검색 ' || i, '검색', 2 + i % 20,
-       (ARRAY[ARRAY[]::text[], ARRAY['projector'], ARRAY['projector','video'], ARRAY['video','whiteboard']])[1 + i % 4], i
+       CASE i % 4 WHEN 0 THEN '{}'::text[] WHEN 1 THEN '{projector}' WHEN 2 THEN '{projector,video}' ELSE '{video,whiteboard}' END, i
   FROM generate_series(1, 200) i;
 WITH slots AS (
   SELECT r.code, h FROM room r, generate_series(0, 9) h WHERE r.code IN ('A', 'B', 'C') OR r.code LIKE 'L%'
@@ -116,7 +116,9 @@ async fn main() {
         ("8 seats + projector, every area", format!("/api/rooms/free?{window}&minCapacity=8&equipment=projector")),
         (
             "12 seats + projector + video in 검색",
-            format!("/api/rooms/free?{window}&minCapacity=12&equipment=projector&equipment=video&area=%EA%B2%80%EC%83%89"),
+            format!(
+                "/api/rooms/free?{window}&minCapacity=12&equipment=projector&equipment=video&area=%EA%B2%80%EC%83%89"
+            ),
         ),
     ];
     println!("## Free-room search over 263 rooms (200 in 검색) and 2,630 bookings that day");

@@ -91,6 +91,18 @@ pub struct Config {
     #[arg(long, env = "YEYAK_REDIS_PERMITS", default_value_t = 64)]
     pub redis_permits: u32,
 
+    /// Live future bookings one organizer may hold (unset: no quota; admins are exempt).
+    #[arg(long, env = "YEYAK_MAX_ACTIVE_BOOKINGS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_active_bookings: Option<u32>,
+
+    /// Minutes before its start that a booking may be checked in.
+    #[arg(long, env = "YEYAK_CHECK_IN_OPEN_MINUTES", default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=1440))]
+    pub check_in_open_minutes: u32,
+
+    /// Minutes after its start that a check-in stays open; then a booking not checked in is released.
+    #[arg(long, env = "YEYAK_CHECK_IN_GRACE_MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=1440))]
+    pub check_in_grace_minutes: u32,
+
     /// Run the expiry sweeper and the outbox delivery worker in this process.
     #[arg(long, env = "YEYAK_BACKGROUND", default_value_t = true, action = clap::ArgAction::Set)]
     pub background: bool,

@@ -52,9 +52,15 @@ error_codes!(
     BookingTooLong,
     BookingInPast,
     BeyondHorizon,
+    SeriesTooLong,
+    InvalidRecurrence,
     VersionConflict,
     NotOrganizer,
     ResourceCodeTaken,
+    QuotaExceeded,
+    CheckInClosed,
+    CheckInNotRequired,
+    SeriesConflict,
     RoomCodeTaken,
     RoomPositionTaken,
     SuiteInOtherArea,
@@ -75,7 +81,9 @@ impl ErrorCode {
             | TimeNotMinuteAligned
             | BookingTooLong
             | BookingInPast
-            | BeyondHorizon => StatusCode::BAD_REQUEST,
+            | BeyondHorizon
+            | SeriesTooLong
+            | InvalidRecurrence => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -90,6 +98,10 @@ impl ErrorCode {
             | RoomTimeTaken
             | VersionConflict
             | ResourceCodeTaken
+            | QuotaExceeded
+            | CheckInClosed
+            | CheckInNotRequired
+            | SeriesConflict
             | RoomCodeTaken
             | RoomPositionTaken
             | SuiteInOtherArea

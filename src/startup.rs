@@ -99,6 +99,11 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
         timezone: config.timezone,
+        policy: crate::rooms::domain::Policy {
+            max_active_bookings: config.max_active_bookings,
+            check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
+            check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
+        },
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),
         offer_ttl,

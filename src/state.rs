@@ -23,6 +23,8 @@ pub struct AppState {
     /// The room catalogue as pages draw it (reloaded within a second).
     pub catalogue: Catalogue,
     pub timezone: Tz,
+    /// Quota and check-in window (SPEC §11, §12).
+    pub policy: crate::rooms::domain::Policy,
     pub idempotency_lease: Duration,
     pub hold_ttl: Duration,
     pub offer_ttl: Duration,

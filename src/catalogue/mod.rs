@@ -69,7 +69,8 @@ pub async fn retire(
         .run(state, "room.retire", key, &On { id: code, change: &retire }, 200, |conn, now| {
             async move {
                 let (room, future) = store::retire(conn, code, retire.cancel_future_bookings, now).await?;
-                crate::rooms::store::cancel_many(conn, &future, acting, now).await?;
+                let ctx = crate::rooms::store::Ctx { actor: acting, policy: state.policy, now };
+                crate::rooms::store::cancel_many(conn, &future, &ctx, false).await?;
                 Ok(room)
             }
             .scope_boxed()

@@ -26,18 +26,32 @@ pub struct Check {
 pub const CHECKS: &[Check] = &[
     Check {
         name: "reservation_room_copy_mismatch",
-        description: "room copies whose starts_at, ends_at or active differ from their reservation",
+        description: "room copies whose starts_at, ends_at or active differ from their reservation (active = confirmed, pending or released)",
         violations_sql: "SELECT s.reservation_id, s.room, s.starts_at AS copy_starts_at, r.starts_at,
                                 s.ends_at AS copy_ends_at, r.ends_at, s.active, r.cancelled_at
                            FROM reservation r JOIN reservation_room s ON s.reservation_id = r.id
                           WHERE s.starts_at <> r.starts_at OR s.ends_at <> r.ends_at
-                             OR s.active <> (r.cancelled_at IS NULL)",
+                             OR s.active <> (r.status IN ('CONFIRMED', 'PENDING', 'RELEASED'))",
     },
     Check {
         name: "reservation_without_rooms",
         description: "reservations that hold no room rows",
         violations_sql: "SELECT r.id, r.title, r.starts_at, r.ends_at FROM reservation r
                           WHERE NOT EXISTS (SELECT 1 FROM reservation_room s WHERE s.reservation_id = r.id)",
+    },
+    Check {
+        name: "booking_without_created_event",
+        description: "bookings whose history does not start with exactly one `created` event",
+        violations_sql: "SELECT r.id, r.title, count(e.id) AS created_events FROM reservation r
+                           LEFT JOIN booking_event e ON e.reservation_id = r.id AND e.action = 'created'
+                          GROUP BY r.id HAVING count(e.id) <> 1",
+    },
+    Check {
+        name: "booking_on_retired_room",
+        description: "live bookings still holding time in a retired room after its retirement",
+        violations_sql: "SELECT s.reservation_id, s.room, s.starts_at, rm.retired_at FROM reservation_room s
+                           JOIN room rm ON rm.code = s.room
+                          WHERE s.active AND NOT rm.active AND s.ends_at > rm.retired_at",
     },
     Check {
         name: "capacity_occupied_mismatch",

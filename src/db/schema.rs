@@ -33,6 +33,45 @@ diesel::table! {
         version -> Int4,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        status -> Text,
+        series_id -> Nullable<Int8>,
+        occurrence_start -> Nullable<Timestamptz>,
+        is_exception -> Bool,
+        organizer_staff_id -> Nullable<Int8>,
+        check_in_required -> Bool,
+        checked_in_at -> Nullable<Timestamptz>,
+        released_at -> Nullable<Timestamptz>,
+        decided_at -> Nullable<Timestamptz>,
+        decision_reason -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    booking_series (id) {
+        id -> Int8,
+        title -> Text,
+        organizer_name -> Text,
+        organizer_digest -> Text,
+        organizer_staff_id -> Nullable<Int8>,
+        rooms -> Array<Text>,
+        recurrence -> Text,
+        starts_at -> Timestamptz,
+        ends_at -> Timestamptz,
+        timezone -> Text,
+        version -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    booking_event (id) {
+        id -> Int8,
+        reservation_id -> Int8,
+        at -> Timestamptz,
+        action -> Text,
+        actor -> Text,
+        changes -> Jsonb,
     }
 }
 
@@ -143,8 +182,18 @@ diesel::joinable!(capacity_hold -> capacity_resource (resource_id));
 diesel::joinable!(capacity_offer -> capacity_resource (resource_id));
 diesel::joinable!(capacity_offer -> waitlist_entry (entry_id));
 diesel::joinable!(reservation_room -> reservation (reservation_id));
+diesel::joinable!(booking_event -> reservation (reservation_id));
+diesel::joinable!(reservation -> booking_series (series_id));
 diesel::joinable!(reservation_room -> room (room));
-diesel::allow_tables_to_appear_in_same_query!(room, reservation, reservation_room, idempotency_record, api_key);
+diesel::allow_tables_to_appear_in_same_query!(
+    room,
+    reservation,
+    reservation_room,
+    idempotency_record,
+    api_key,
+    booking_series,
+    booking_event
+);
 
 diesel::table! {
     notification_outbox (delivery_id) {

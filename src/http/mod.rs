@@ -40,6 +40,7 @@ fn api_routes(api: &mut Api) {
     use crate::error::ErrorCode::*;
     crate::catalogue::http::routes(api);
     crate::rooms::http::routes(api);
+    crate::series::http::routes(api);
     crate::capacity::http::routes(api);
     api.route(
         Method::GET,

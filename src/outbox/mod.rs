@@ -27,6 +27,20 @@ pub enum Kind {
     OfferExpired,
     #[serde(rename = "hold.expired")]
     HoldExpired,
+    #[serde(rename = "booking.created")]
+    BookingCreated,
+    #[serde(rename = "booking.moved")]
+    BookingMoved,
+    #[serde(rename = "booking.cancelled")]
+    BookingCancelled,
+    #[serde(rename = "booking.approved")]
+    BookingApproved,
+    #[serde(rename = "booking.rejected")]
+    BookingRejected,
+    #[serde(rename = "booking.released")]
+    BookingReleased,
+    #[serde(rename = "booking.reminder")]
+    BookingReminder,
 }
 
 impl Kind {
@@ -35,6 +49,13 @@ impl Kind {
             Kind::OfferCreated => "offer.created",
             Kind::OfferExpired => "offer.expired",
             Kind::HoldExpired => "hold.expired",
+            Kind::BookingCreated => "booking.created",
+            Kind::BookingMoved => "booking.moved",
+            Kind::BookingCancelled => "booking.cancelled",
+            Kind::BookingApproved => "booking.approved",
+            Kind::BookingRejected => "booking.rejected",
+            Kind::BookingReleased => "booking.released",
+            Kind::BookingReminder => "booking.reminder",
         }
     }
 }

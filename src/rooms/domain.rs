@@ -1,7 +1,7 @@
 //! Booking rules of SPEC §2 as types that cannot hold invalid values. No I/O.
 
 use chrono::{DateTime, Duration, DurationRound, Timelike, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorCode};
 
@@ -41,6 +41,96 @@ impl RequestedRooms {
 /// `maxDurationMinutes` decides inside the transaction.
 pub const MAX_LENGTH: Duration = Duration::minutes(crate::catalogue::domain::MAX_DURATION_LIMIT as i64);
 
+/// Where a booking is in its life (SPEC §11, §12).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    diesel::deserialize::FromSqlRow,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    /// Holds its time.
+    Confirmed,
+    /// Waits for an admin's approval; holds its time meanwhile.
+    Pending,
+    Cancelled,
+    /// Refused by an admin; its time is free.
+    Rejected,
+    /// Nobody checked in: shortened to the release time by the sweeper.
+    Released,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Confirmed => "CONFIRMED",
+            Status::Pending => "PENDING",
+            Status::Cancelled => "CANCELLED",
+            Status::Rejected => "REJECTED",
+            Status::Released => "RELEASED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        [Status::Confirmed, Status::Pending, Status::Cancelled, Status::Rejected, Status::Released]
+            .into_iter()
+            .find(|x| x.as_str() == s)
+    }
+
+    /// What a page shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Confirmed => "확정",
+            Status::Pending => "승인 대기",
+            Status::Cancelled => "취소됨",
+            Status::Rejected => "거절됨",
+            Status::Released => "자동 반납됨",
+        }
+    }
+}
+
+impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for Status {
+    fn from_sql(bytes: diesel::pg::PgValue<'_>) -> diesel::deserialize::Result<Self> {
+        let text = <String as diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg>>::from_sql(bytes)?;
+        Status::parse(&text).ok_or_else(|| format!("unknown booking status {text}").into())
+    }
+}
+
+/// The booking rules that come from configuration (SPEC §11, §12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// `YEYAK_MAX_ACTIVE_BOOKINGS`: live future bookings per organizer.
+    pub max_active_bookings: Option<u32>,
+    /// A check-in opens this long before the start…
+    pub check_in_open: Duration,
+    /// …and closes this long after it; then the sweeper releases the booking.
+    pub check_in_grace: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            max_active_bookings: None,
+            check_in_open: Duration::minutes(10),
+            check_in_grace: Duration::minutes(15),
+        }
+    }
+}
+
+impl Policy {
+    /// `[opens, closes)` of a booking starting at `starts_at`.
+    pub fn check_in_window(&self, starts_at: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+        (starts_at - self.check_in_open, starts_at + self.check_in_grace)
+    }
+}
+
 /// `[starts_at, ends_at)` on whole minutes, ends after starts, within the
 /// maximum length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -68,6 +158,11 @@ impl TimeRange {
         let range = TimeRange { starts_at, ends_at };
         range.ensure_at_most(MAX_LENGTH.num_minutes() as i32)?;
         Ok(range)
+    }
+
+    /// A range read back from the database (valid when it was written).
+    pub fn from_stored(starts_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Self {
+        TimeRange { starts_at, ends_at }
     }
 
     /// Refuses a range longer than a room allows (`BOOKING_TOO_LONG`).

@@ -12,7 +12,7 @@ use super::domain::{RequestedRooms, TimeRange, Title};
 use super::service;
 use super::store::{self, Booking, MoveBooking, NewBooking};
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
+use crate::http::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson};
 use crate::http::openapi::{Api, Op, Tag};
 use crate::state::AppState;
 
@@ -26,6 +26,7 @@ pub fn routes(api: &mut Api) {
         BookingTooLong,
         BookingInPast,
         BeyondHorizon,
+        QuotaExceeded,
     ];
     api.route(
         Method::GET,
@@ -82,7 +83,50 @@ pub fn routes(api: &mut Api) {
             .body::<CancelBody>()
             .errors(&[NotFound, NotOrganizer, VersionConflict, InvalidState]),
         cancel_booking,
+    )
+    .route(
+        Method::POST,
+        "/bookings/{id}/check-in",
+        Op::new::<Booking>(
+            Tag::Bookings,
+            "checkInBooking",
+            "check a booking in (organizer or admin) inside its window",
+            200,
+        )
+        .owner()
+        .idempotent(false)
+        .body::<EmptyBody>()
+        .errors(&[NotFound, NotOrganizer, InvalidState, CheckInClosed, CheckInNotRequired]),
+        check_in,
+    )
+    .route(
+        Method::POST,
+        "/bookings/{id}/approve",
+        Op::new::<Booking>(Tag::Bookings, "approveBooking", "confirm a pending booking (admin)", 200)
+            .admin()
+            .owner_optional()
+            .idempotent(true)
+            .body::<DecisionBody>()
+            .errors(&[NotFound, InvalidState]),
+        approve,
+    )
+    .route(
+        Method::POST,
+        "/bookings/{id}/reject",
+        Op::new::<Booking>(
+            Tag::Bookings,
+            "rejectBooking",
+            "refuse a pending booking; its time is free at once (admin)",
+            200,
+        )
+        .admin()
+        .owner_optional()
+        .idempotent(true)
+        .body::<DecisionBody>()
+        .errors(&[NotFound, InvalidState]),
+        reject,
     );
+    crate::history::http::routes(api);
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -260,4 +304,66 @@ async fn cancel_booking(
     let change = service::CancelBooking { expected_version: body.expected_version };
     let outcome = service::cancel(&state, &cmd.acting, cmd.key, id.into_inner(), change).await?;
     Ok(outcome.into_response(keyed))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "EmptyRequest")]
+pub struct EmptyBody {}
+
+async fn check_in(
+    state: web::Data<AppState>,
+    cmd: ApiCommand,
+    id: web::Path<i64>,
+    ApiJson(_): ApiJson<EmptyBody>,
+) -> Result<HttpResponse, ApiError> {
+    let keyed = cmd.key.is_some();
+    let outcome = service::check_in(&state, &cmd.acting, cmd.key, id.into_inner()).await?;
+    Ok(outcome.into_response(keyed))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "DecisionRequest")]
+pub struct DecisionBody {
+    /// Shown to the organizer and kept in the history.
+    reason: Option<String>,
+}
+
+async fn decide(
+    state: &AppState,
+    cmd: ApiCommand,
+    id: i64,
+    body: DecisionBody,
+    approve: bool,
+) -> Result<HttpResponse, ApiError> {
+    let key = cmd.required_key()?;
+    let reason = match body.reason.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(r) if r.chars().count() > 500 => {
+            return Err(ApiError::malformed("reason", "must be at most 500 characters"))
+        }
+        Some(r) => Some(r.to_owned()),
+    };
+    let decision = service::Decision { approve, reason };
+    let outcome = service::decide(state, &cmd.acting, Some(key), id, &decision).await?;
+    Ok(outcome.into_response(true))
+}
+
+async fn approve(
+    state: web::Data<AppState>,
+    AdminCommand(cmd): AdminCommand,
+    id: web::Path<i64>,
+    ApiJson(body): ApiJson<DecisionBody>,
+) -> Result<HttpResponse, ApiError> {
+    decide(&state, cmd, id.into_inner(), body, true).await
+}
+
+async fn reject(
+    state: web::Data<AppState>,
+    AdminCommand(cmd): AdminCommand,
+    id: web::Path<i64>,
+    ApiJson(body): ApiJson<DecisionBody>,
+) -> Result<HttpResponse, ApiError> {
+    decide(&state, cmd, id.into_inner(), body, false).await
 }

@@ -2,6 +2,8 @@
 //! `store`, JSON routes in `http`.
 
 pub mod domain;
+pub mod events;
 pub mod http;
+pub mod rules;
 pub mod service;
 pub mod store;

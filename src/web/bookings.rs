@@ -8,13 +8,13 @@ use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::day::{self, enc, room_choices, DayView};
 use super::form::{answer, form_key, form_range, korean, parse_date, status_of};
-use super::pages::{self, nav, BookingForm, BookingPage, CancelPage, Notice};
+use super::pages::{self, nav, BookingForm, BookingPage, CancelPage, HistoryLine, Notice};
 use super::{acting, html_response, Csrf, SignedIn, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
-use crate::rooms::domain::{RequestedRooms, Title};
+use crate::rooms::domain::{RequestedRooms, Status, Title};
 use crate::rooms::service::{self, CancelBooking};
 use crate::rooms::store::{self, Booking, MoveBooking, NewBooking};
 use crate::state::AppState;
@@ -98,6 +98,67 @@ pub fn time_label(state: &AppState, b: &Booking) -> String {
     format!("{} {}–{}", s.format("%Y-%m-%d"), s.format("%H:%M"), e.format("%H:%M"))
 }
 
+/// A history value for people: instants in the configured zone.
+fn shown(state: &AppState, v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "—".into(),
+        serde_json::Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&state.timezone).format("%m-%d %H:%M").to_string())
+            .unwrap_or_else(|_| match Status::parse(s) {
+                Some(status) => status.label().to_owned(),
+                None => s.clone(),
+            }),
+        serde_json::Value::Array(items) => items.iter().map(|i| shown(state, i)).collect::<Vec<_>>().join("+"),
+        other => other.to_string(),
+    }
+}
+
+fn history_lines(state: &AppState, events: Vec<crate::history::Event>) -> Vec<HistoryLine> {
+    let field = |f: &str| {
+        match f {
+            "title" => "제목",
+            "rooms" => "회의실",
+            "startsAt" => "시작",
+            "endsAt" => "끝",
+            "status" => "상태",
+            "checkedInAt" => "체크인",
+            "releasedAt" => "반납",
+            "reason" => "사유",
+            other => other,
+        }
+        .to_owned()
+    };
+    events
+        .into_iter()
+        .map(|e| {
+            let detail = e
+                .changes
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| {
+                            let after = shown(state, &v["after"]);
+                            if v["before"].is_null() {
+                                format!("{} {after}", field(k))
+                            } else {
+                                format!("{} {} → {after}", field(k), shown(state, &v["before"]))
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                })
+                .unwrap_or_default();
+            HistoryLine {
+                iso: e.at.to_rfc3339(),
+                at: e.at.with_timezone(&state.timezone).format("%Y-%m-%d %H:%M").to_string(),
+                action: e.action.label(),
+                actor: e.actor,
+                detail,
+            }
+        })
+        .collect()
+}
+
 async fn render_detail(
     state: &AppState,
     req: &HttpRequest,
@@ -109,25 +170,55 @@ async fn render_detail(
 ) -> Result<HttpResponse, WebError> {
     let tz = state.timezone;
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+    let (history, series) = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        let history = crate::history::list(&mut conn, b.id).await?;
+        let series = match b.series_id {
+            Some(id) => crate::series::store::find(&mut conn, id)
+                .await?
+                .map(|s| (s.id, format!("{} ({})", s.title, s.recurrence))),
+            None => None,
+        };
+        (history, series)
+    };
     let csrf = Csrf::for_render(req, state);
     let (form_date, form_start, form_end) = kept
         .unwrap_or_else(|| (s.date_naive().to_string(), s.format("%H:%M").to_string(), e.format("%H:%M").to_string()));
+    let mine = may_change(state, user, &b);
+    let now = state.clock.now();
+    let (opens, closes) = state.policy.check_in_window(b.starts_at);
     let page = BookingPage {
         nav: nav(user, &csrf.token),
         csrf: csrf.token.clone(),
         back: format!("/rooms?date={}&area={}#booking-{}", s.date_naive(), enc(&area_of(state, &b).await), b.id),
         rooms: b.rooms.join("+"),
         time: time_label(state, &b),
-        cancelled: b.cancelled_at.is_some(),
-        can_change: b.cancelled_at.is_none() && may_change(state, user, &b),
+        status: b.status.label(),
+        status_class: b.status.as_str().to_ascii_lowercase(),
+        checked_in: b.checked_in_at.map(|t| t.with_timezone(&tz).format("%H:%M").to_string()),
+        series,
+        can_change: b.is_live() && mine,
+        can_check_in: mine
+            && b.check_in_required
+            && b.status == Status::Confirmed
+            && b.checked_in_at.is_none()
+            && now >= opens
+            && now < closes,
+        check_in_key: IdempotencyKey::generate().as_str().to_owned(),
         idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
         form_date,
         form_start,
         form_end,
         message,
+        history: history_lines(state, history),
         booking: b,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct DetailQuery {
+    checked_in: Option<u8>,
 }
 
 pub async fn detail(
@@ -135,9 +226,11 @@ pub async fn detail(
     req: HttpRequest,
     SignedIn(user): SignedIn,
     id: web::Path<i64>,
+    query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, WebError> {
     let b = load(&state, id.into_inner()).await?;
-    render_detail(&state, &req, &user, b, None, None, StatusCode::OK).await
+    let message = query.checked_in.map(|_| Notice::ok("체크인했습니다."));
+    render_detail(&state, &req, &user, b, message, None, StatusCode::OK).await
 }
 
 pub async fn move_booking(
@@ -162,6 +255,26 @@ pub async fn move_booking(
     }
 }
 
+pub async fn check_in(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, WebError> {
+    let id = id.into_inner();
+    let attempt = async {
+        let key = form_key(&form)?;
+        answer::<Booking>(service::check_in(&state, &acting(&state, &user), Some(key), id).await?)
+    };
+    match attempt.await {
+        Ok(b) => Err(WebError::Redirect(format!("/bookings/{}?checked_in=1", b.id))),
+        Err(err) => {
+            let b = load(&state, id).await?;
+            render_detail(&state, &req, &user, b, Some(Notice::error(korean(&err))), None, status_of(&err)).await
+        }
+    }
+}
+
 pub async fn confirm_cancel(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -178,10 +291,13 @@ pub async fn confirm_cancel(
         time: time_label(&state, &b),
         rooms: b.rooms.join("+"),
         idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
+        in_series: b.series_id.is_some(),
     };
     Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
 }
 
+/// Cancels one booking, or (`scope` = `following` / `series`) its series
+/// from this occurrence on / from now on.
 pub async fn cancel(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -189,10 +305,34 @@ pub async fn cancel(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
+    let acting = acting(&state, &user);
     let attempt = async {
         let key = form_key(&form)?;
-        let change = CancelBooking { expected_version: None };
-        answer::<Booking>(service::cancel(&state, &acting(&state, &user), Some(key), id, change).await?)
+        let scope = match form.get("scope") {
+            "" | "one" => None,
+            "following" => Some(true),
+            "series" => Some(false),
+            _ => return Err(ApiError::malformed("scope", "must be one, following or series")),
+        };
+        let b = match scope {
+            None => None,
+            Some(following) => load(&state, id).await.ok().filter(|b| b.series_id.is_some()).map(|b| (b, following)),
+        };
+        match b {
+            Some((b, following)) => {
+                let series_id = b.series_id.unwrap_or_default();
+                let from = following.then_some(b.starts_at);
+                let cancel = crate::series::CancelSeries { from };
+                answer::<crate::series::WithOccurrences>(
+                    crate::series::cancel(&state, &acting, Some(key), series_id, cancel).await?,
+                )?;
+                Ok(b)
+            }
+            None => {
+                let change = CancelBooking { expected_version: None };
+                answer::<Booking>(service::cancel(&state, &acting, Some(key), id, change).await?)
+            }
+        }
     };
     match attempt.await {
         Ok(b) => {

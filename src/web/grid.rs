@@ -239,7 +239,15 @@ mod tests {
             ends_at: at(e),
             cancelled_at: None,
             version: 1,
+            status: crate::rooms::domain::Status::Confirmed,
+            series_id: None,
+            check_in_required: false,
+            checked_in_at: None,
+            released_at: None,
             organizer_digest: String::new(),
+            organizer_staff_id: None,
+            is_exception: false,
+            occurrence_start: None,
         }
     }
 

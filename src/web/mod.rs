@@ -42,6 +42,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/bookings/{id}/move", web::post().to(bookings::move_booking))
         .route("/bookings/{id}/cancel", web::get().to(bookings::confirm_cancel))
         .route("/bookings/{id}/cancel", web::post().to(bookings::cancel))
+        .route("/bookings/{id}/check-in", web::post().to(bookings::check_in))
         .route("/login", web::get().to(account::login_form))
         .route("/login", web::post().to(account::login))
         .route("/logout", web::post().to(account::logout))

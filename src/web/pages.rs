@@ -91,6 +91,15 @@ pub struct DayPage {
     pub form_message: Option<String>,
 }
 
+/// One line of a booking's history as the page shows it.
+pub struct HistoryLine {
+    pub iso: String,
+    pub at: String,
+    pub action: &'static str,
+    pub actor: String,
+    pub detail: String,
+}
+
 #[derive(Template)]
 #[template(path = "booking.html")]
 pub struct BookingPage {
@@ -101,13 +110,20 @@ pub struct BookingPage {
     pub back: String,
     pub rooms: String,
     pub time: String,
-    pub cancelled: bool,
+    pub status: &'static str,
+    pub status_class: String,
+    pub checked_in: Option<String>,
+    /// The series (id, description) of an occurrence.
+    pub series: Option<(i64, String)>,
     pub can_change: bool,
+    pub can_check_in: bool,
+    pub check_in_key: String,
     pub idempotency_key: String,
     pub form_date: String,
     pub form_start: String,
     pub form_end: String,
     pub message: Option<Notice>,
+    pub history: Vec<HistoryLine>,
 }
 
 #[derive(Template)]
@@ -120,6 +136,8 @@ pub struct CancelPage {
     pub time: String,
     pub rooms: String,
     pub idempotency_key: String,
+    /// An occurrence of a series: offer this one / following / whole series.
+    pub in_series: bool,
 }
 
 #[derive(Template)]

@@ -19,7 +19,9 @@ async fn broken_copies_and_orphans_are_reported_with_their_rows() {
 
     // Seed 002 §사본: cancelling only the parent by hand leaves the copies active.
     let db = app.db().await;
-    db.execute("UPDATE reservation SET cancelled_at = now() WHERE id = $1", &[&id]).await.unwrap();
+    db.execute("UPDATE reservation SET cancelled_at = now(), status = 'CANCELLED' WHERE id = $1", &[&id])
+        .await
+        .unwrap();
     db.execute(
         "INSERT INTO reservation (title, organizer_name, organizer_digest, starts_at, ends_at, created_at, updated_at)
          VALUES ('orphan', 'x', 'x', now() + interval '1 day', now() + interval '1 day 1 hour', now(), now())",

@@ -65,7 +65,10 @@ async fn metrics_count_exactly_what_happened() {
     assert_eq!(d("yeyak_sweeper_ticks_total{outcome=\"elected\"}"), 1.0);
     assert_eq!(d("yeyak_sweeper_items_total{kind=\"expired_holds\"}"), 1.0);
     assert_eq!(after["yeyak_sweeper_leader"], 1.0);
-    assert_eq!(after["yeyak_outbox_deliveries{status=\"pending\"}"], 1.0, "the hold-expired notification");
+    assert_eq!(
+        after["yeyak_outbox_deliveries{status=\"pending\"}"], 2.0,
+        "the booking's created notice (SPEC §10) and the hold-expired notification"
+    );
     assert_eq!(after["yeyak_sweeper_lag_seconds"], 0.0);
     assert!(after.contains_key("yeyak_db_pool_connections{state=\"in_use\"}"));
 }

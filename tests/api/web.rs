@@ -350,7 +350,7 @@ async fn titles_are_shown_as_text_and_admin_pages_work() {
     let report = b.get("/admin/consistency").await;
     assert_eq!(report.status, StatusCode::OK);
     assert!(report.html.contains("모두 0") && report.html.contains("reservation_room_copy_mismatch"));
-    app.db().await.execute("UPDATE reservation SET cancelled_at = now()", &[]).await.unwrap();
+    app.db().await.execute("UPDATE reservation SET cancelled_at = now(), status = 'CANCELLED'", &[]).await.unwrap();
     let red = b.get("/admin/consistency").await;
     assert!(red.html.contains("문제 있음") && red.html.contains("class=\"bad\""));
 

@@ -1,0 +1,39 @@
+//! `GET /api/bookings/{id}/history`.
+
+use actix_web::http::Method;
+use actix_web::{web, HttpResponse};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::Event;
+use crate::db::DbError;
+use crate::error::{ApiError, ErrorCode};
+use crate::http::extract::ApiCaller;
+use crate::http::openapi::{Api, Op, Tag};
+use crate::state::AppState;
+
+pub fn routes(api: &mut Api) {
+    api.route(
+        Method::GET,
+        "/bookings/{id}/history",
+        Op::new::<HistoryReply>(Tag::Bookings, "getBookingHistory", "every change of a booking, oldest first", 200)
+            .errors(&[ErrorCode::NotFound]),
+        history,
+    );
+}
+
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "BookingHistory")]
+pub struct HistoryReply {
+    events: Vec<Event>,
+}
+
+async fn history(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    if crate::rooms::store::find(&mut conn, id).await.map_err(DbError::from)?.is_none() {
+        return Err(ApiError::not_found("booking"));
+    }
+    let events = super::list(&mut conn, id).await.map_err(DbError::from)?;
+    Ok(HttpResponse::Ok().json(HistoryReply { events }))
+}

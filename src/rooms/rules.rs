@@ -1,0 +1,117 @@
+//! Booking rules decided inside the booking's transaction (SPEC §8, §12):
+//! which rooms and whether they link (from share-locked catalogue rows), each
+//! room's maximum length and horizon, approval, and the organizer's quota of
+//! live future bookings — counted under a lock of that organizer, so twenty
+//! simultaneous requests at quota − 1 give exactly one booking.
+
+use chrono::Duration;
+use diesel::sql_types::{Int8, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::RunQueryDsl;
+
+use super::domain::{Status, TimeRange};
+use super::store::Ctx;
+use crate::catalogue::domain::LinkedRooms;
+use crate::db::cached::CacheExt;
+use crate::db::Conn;
+use crate::error::{ApiError, ErrorCode};
+use crate::idempotency::CommandError;
+
+/// The rooms of a booking as the catalogue holds them now, share-locked,
+/// with the rules that depend on them: each room's maximum length, and
+/// (admins exempt) its horizon. Unknown or unlinkable rooms and over-long
+/// bookings are invalid input (never stored); a start beyond the horizon
+/// depends on when it is asked, so that refusal is stored.
+pub async fn resolve(
+    conn: &mut Conn,
+    codes: &[String],
+    range: &TimeRange,
+    ctx: &Ctx<'_>,
+) -> Result<LinkedRooms, CommandError> {
+    let found = crate::catalogue::store::lock_bookable(conn, codes).await?;
+    let rooms = LinkedRooms::link(codes, found).map_err(CommandError::Invalid)?;
+    range.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
+    ensure_within_horizon(&rooms, range, ctx)?;
+    Ok(rooms)
+}
+
+pub fn ensure_within_horizon(rooms: &LinkedRooms, range: &TimeRange, ctx: &Ctx<'_>) -> Result<(), ApiError> {
+    match rooms.horizon_days() {
+        Some(days) if !ctx.actor.is_admin && range.starts_at() >= ctx.now + Duration::days(i64::from(days)) => {
+            Err(ApiError::new(ErrorCode::BeyondHorizon, format!("이 회의실은 {days}일 앞까지만 예약할 수 있습니다."))
+                .with_details(serde_json::json!({ "field": "startsAt", "horizonDays": days })))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// PENDING for a non-admin in a room that needs approval, else CONFIRMED.
+pub fn initial_status(rooms: &LinkedRooms, ctx: &Ctx<'_>) -> Status {
+    if rooms.approval_required() && !ctx.actor.is_admin {
+        Status::Pending
+    } else {
+        Status::Confirmed
+    }
+}
+
+/// The quota lock of the acting organizer, held to the end of the
+/// transaction, when a quota is in force for them.
+pub struct Quota {
+    max: Option<u32>,
+}
+
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = Int8)]
+    live: i64,
+}
+
+impl Quota {
+    /// Takes the organizer's lock first of all (the lock order of every
+    /// booking write); nothing when no quota applies (admins, or none set).
+    pub async fn lock(conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Quota, CommandError> {
+        let max = ctx.policy.max_active_bookings.filter(|_| !ctx.actor.is_admin);
+        if max.is_some() {
+            diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('yeyak-quota:' || $1, 0))")
+                .bind::<Text, _>(ctx.actor.digest.as_str())
+                .cached()
+                .execute(conn)
+                .await?;
+        }
+        Ok(Quota { max })
+    }
+
+    /// Refuses `adding` more live future bookings when the organizer would
+    /// pass the quota (`except`: a booking being moved). A new statement
+    /// after the lock, so it sees every booking committed by whoever held
+    /// the lock before.
+    pub async fn ensure_room_for(
+        &self,
+        conn: &mut Conn,
+        ctx: &Ctx<'_>,
+        adding: i64,
+        except: Option<i64>,
+    ) -> Result<(), CommandError> {
+        let Some(max) = self.max else { return Ok(()) };
+        let counted: Counted = diesel::sql_query(
+            "SELECT count(*) AS live FROM reservation
+              WHERE organizer_digest = $1 AND status IN ('CONFIRMED', 'PENDING') AND ends_at > $2
+                AND id IS DISTINCT FROM $3",
+        )
+        .bind::<Text, _>(ctx.actor.digest.as_str())
+        .bind::<Timestamptz, _>(ctx.now)
+        .bind::<Nullable<Int8>, _>(except)
+        .cached()
+        .get_result(conn)
+        .await?;
+        if counted.live + adding > i64::from(max) {
+            return Err(ApiError::new(
+                ErrorCode::QuotaExceeded,
+                format!("앞으로의 예약은 한 사람당 {max}건까지 할 수 있습니다."),
+            )
+            .with_details(serde_json::json!({ "maxActiveBookings": max, "active": counted.live, "adding": adding }))
+            .into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,212 @@
+//! JSON routes of series (SPEC §9).
+
+use actix_web::http::Method;
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, NaiveTime, Utc};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::domain::Recurrence;
+use super::store::{self, Created, NewSeries, OnConflict, SeriesChange};
+use super::{CancelSeries, WithOccurrences};
+use crate::db::DbError;
+use crate::error::{ApiError, ErrorCode};
+use crate::http::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
+use crate::http::openapi::{Api, Op, Tag};
+use crate::rooms::domain::{RequestedRooms, TimeRange, Title};
+use crate::state::AppState;
+
+pub fn routes(api: &mut Api) {
+    use ErrorCode::*;
+    let rules = [
+        RoomCombinationNotAllowed,
+        UnknownRoom,
+        InvalidTimeRange,
+        TimeNotMinuteAligned,
+        BookingTooLong,
+        BookingInPast,
+        BeyondHorizon,
+        SeriesConflict,
+    ];
+    api.route(
+        Method::POST,
+        "/series",
+        Op::new::<Created>(
+            Tag::Series,
+            "createSeries",
+            "book every occurrence of a recurrence in one transaction",
+            201,
+        )
+        .owner()
+        .idempotent(true)
+        .body::<CreateSeriesBody>()
+        .errors(&rules)
+        .errors(&[SeriesTooLong, InvalidRecurrence, QuotaExceeded]),
+        create_series,
+    )
+    .route(
+        Method::GET,
+        "/series/{id}",
+        Op::new::<WithOccurrences>(Tag::Series, "getSeries", "a series and every occurrence, cancelled ones too", 200)
+            .errors(&[NotFound]),
+        get_series,
+    )
+    .route(
+        Method::PATCH,
+        "/series/{id}",
+        Op::new::<WithOccurrences>(
+            Tag::Series,
+            "updateSeries",
+            "change title or local times of future occurrences that are not exceptions; all or nothing",
+            200,
+        )
+        .owner()
+        .idempotent(false)
+        .body::<UpdateSeriesBody>()
+        .errors(&rules)
+        .errors(&[NotFound, NotOrganizer]),
+        update_series,
+    )
+    .route(
+        Method::POST,
+        "/series/{id}/cancel",
+        Op::new::<WithOccurrences>(
+            Tag::Series,
+            "cancelSeries",
+            "cancel every future occurrence, or those from `from` on",
+            200,
+        )
+        .owner()
+        .idempotent(false)
+        .body::<CancelSeriesBody>()
+        .errors(&[NotFound, NotOrganizer]),
+        cancel_series,
+    );
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CreateSeriesRequest")]
+pub struct CreateSeriesBody {
+    title: String,
+    rooms: Vec<String>,
+    /// Start of the first occurrence.
+    #[serde(with = "rfc3339")]
+    #[schemars(with = "DateTime<Utc>")]
+    starts_at: DateTime<Utc>,
+    /// End of the first occurrence.
+    #[serde(with = "rfc3339")]
+    #[schemars(with = "DateTime<Utc>")]
+    ends_at: DateTime<Utc>,
+    /// RFC 5545 RRULE value: FREQ=DAILY|WEEKLY|MONTHLY, INTERVAL, BYDAY, COUNT or UNTIL.
+    recurrence: String,
+    on_conflict: Option<OnConflict>,
+    organizer_name: Option<String>,
+}
+
+async fn create_series(
+    state: web::Data<AppState>,
+    cmd: ApiCommand,
+    ApiJson(body): ApiJson<CreateSeriesBody>,
+) -> Result<HttpResponse, ApiError> {
+    let key = cmd.required_key()?;
+    let new = NewSeries {
+        title: Title::parse(&body.title)?,
+        rooms: RequestedRooms::parse(&body.rooms)?,
+        first: TimeRange::new(body.starts_at, body.ends_at)?,
+        recurrence: Recurrence::parse(&body.recurrence, state.timezone)?,
+        on_conflict: body.on_conflict.unwrap_or(OnConflict::Fail),
+        organizer_name: match &body.organizer_name {
+            Some(name) => Title::parse_field("organizerName", name)?,
+            None => Title::parse_field("organizerName", cmd.caller.tenant.as_str())?,
+        },
+    };
+    let outcome = super::create(&state, &cmd.acting, key, &new).await?;
+    Ok(outcome.into_response(true))
+}
+
+async fn get_series(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let series =
+        store::find(&mut conn, id).await.map_err(DbError::from)?.ok_or_else(|| ApiError::not_found("series"))?;
+    let occurrences = store::occurrences(&mut conn, id).await.map_err(DbError::from)?;
+    Ok(HttpResponse::Ok().json(WithOccurrences { series, occurrences }))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "UpdateSeriesRequest")]
+pub struct UpdateSeriesBody {
+    title: Option<String>,
+    /// New local start time, HH:MM.
+    start_time: Option<String>,
+    /// New local end time, HH:MM.
+    end_time: Option<String>,
+    /// Only occurrences starting at or after this instant (default: now).
+    #[serde(default, deserialize_with = "rfc3339_opt::deserialize")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    from: Option<DateTime<Utc>>,
+}
+
+fn hhmm(field: &str, raw: Option<&str>) -> Result<Option<NaiveTime>, ApiError> {
+    raw.map(|t| NaiveTime::parse_from_str(t, "%H:%M").map_err(|_| ApiError::malformed(field, "must be HH:MM")))
+        .transpose()
+}
+
+async fn update_series(
+    state: web::Data<AppState>,
+    cmd: ApiCommand,
+    id: web::Path<i64>,
+    ApiJson(body): ApiJson<UpdateSeriesBody>,
+) -> Result<HttpResponse, ApiError> {
+    let change = SeriesChange {
+        title: body.title.as_deref().map(Title::parse).transpose()?,
+        start_time: hhmm("startTime", body.start_time.as_deref())?,
+        end_time: hhmm("endTime", body.end_time.as_deref())?,
+        from: body.from,
+    };
+    if change.title.is_none() && change.start_time.is_none() && change.end_time.is_none() {
+        return Err(ApiError::malformed("body", "give a title, a startTime or an endTime"));
+    }
+    let keyed = cmd.key.is_some();
+    let outcome = super::change(&state, &cmd.acting, cmd.key, id.into_inner(), &change).await?;
+    Ok(outcome.into_response(keyed))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CancelSeriesRequest")]
+pub struct CancelSeriesBody {
+    /// Only occurrences starting at or after this instant (default: now).
+    #[serde(default, deserialize_with = "rfc3339_opt::deserialize")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    from: Option<DateTime<Utc>>,
+}
+
+async fn cancel_series(
+    state: web::Data<AppState>,
+    cmd: ApiCommand,
+    id: web::Path<i64>,
+    ApiJson(body): ApiJson<CancelSeriesBody>,
+) -> Result<HttpResponse, ApiError> {
+    let keyed = cmd.key.is_some();
+    let outcome =
+        super::cancel(&state, &cmd.acting, cmd.key, id.into_inner(), CancelSeries { from: body.from }).await?;
+    Ok(outcome.into_response(keyed))
+}
+
+/// An optional RFC 3339 instant with an offset.
+mod rfc3339_opt {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer};
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(raw) => DateTime::parse_from_rfc3339(&raw)
+                .map(|t| Some(t.with_timezone(&Utc)))
+                .map_err(|_| serde::de::Error::custom("must be an RFC 3339 time with an offset")),
+        }
+    }
+}
