@@ -118,7 +118,9 @@ async fn render_day(
 ) -> Result<HttpResponse, WebError> {
     let (from, to) = crate::rooms::http::day_bounds(state.timezone, date);
     let bookings = {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        // Right after the person's own write (a notice) or a refused form, the primary answers (docs/SCALING.md §2).
+        let pool = if message.is_some() || form_message.is_some() { &state.pool } else { &state.read_pool };
+        let mut conn = pool.get().await.map_err(DbError::from)?;
         store::list(&mut conn, from, to, false).await?
     };
     let now = state.clock.now().with_timezone(&state.timezone);
