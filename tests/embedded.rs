@@ -100,6 +100,7 @@ impl Yeyak {
             }
         }
         let _ = child.kill();
+        let _ = child.wait();
         panic!("yeyak did not start:\n{}", seen.join("\n"));
     }
 
@@ -118,6 +119,16 @@ impl Yeyak {
     fn kill(mut self) {
         self.signal("-KILL");
         wait_exit(&mut self.child, Duration::from_secs(10));
+    }
+}
+
+impl Drop for Yeyak {
+    /// A failed test must not leave the server running (the scratch guard then stops its cluster).
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
