@@ -53,7 +53,7 @@ impl ConnInfo {
         out
     }
 
-    /// Hosts, user and database without any password, for logs and errors.
+    /// Hosts, user and database with any password masked, for logs and errors.
     pub fn redacted(&self) -> String {
         let ports = self.parsed.get_ports();
         let hosts: Vec<String> = self
@@ -69,7 +69,8 @@ impl ConnInfo {
                 }
             })
             .collect();
-        let user = self.parsed.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+        let password = if self.parsed.get_password().is_some() { ":***" } else { "" };
+        let user = self.parsed.get_user().map(|u| format!("{u}{password}@")).unwrap_or_default();
         let attrs = match self.parsed.get_target_session_attrs() {
             tokio_postgres::config::TargetSessionAttrs::ReadWrite => "?target_session_attrs=read-write",
             _ => "",
