@@ -120,7 +120,7 @@ mod tests {
         );
         assert_eq!(
             info.redacted(),
-            "postgres://app@127.0.0.1:6001,127.0.0.1:6002/yeyak?target_session_attrs=read-write"
+            "postgres://app:***@127.0.0.1:6001,127.0.0.1:6002/yeyak?target_session_attrs=read-write"
         );
     }
 
