@@ -29,7 +29,7 @@ pub struct Config {
     /// (`postgres://h1:5432,h2:5432/yeyak?target_session_attrs=read-write`).
     /// `embedded` runs a private cluster in YEYAK_DATA_DIR; so does the default
     /// when nothing answers at its address.
-    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
     pub database_url: String,
 
     /// Whether DATABASE_URL was left unset (then the embedded cluster stands in
@@ -44,7 +44,7 @@ pub struct Config {
 
     /// PostgreSQL URL of a standby that serves the day page and `GET /api/bookings`
     /// (docs/SCALING.md §2); unset reads them from DATABASE_URL.
-    #[arg(long, env = "YEYAK_READ_DATABASE_URL")]
+    #[arg(long, env = "YEYAK_READ_DATABASE_URL", hide_env_values = true)]
     pub read_database_url: Option<String>,
 
     /// Redis URL for admission control; unset means Redis is off.

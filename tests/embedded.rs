@@ -227,6 +227,22 @@ async fn after_sigkill_a_restart_adopts_the_orphaned_cluster_or_recovers_a_dead_
     assert_eq!(processes_in(&data), Vec::<u32>::new());
 }
 
+#[tokio::test]
+async fn a_second_process_shares_the_cluster_and_only_its_owner_stops_it() {
+    let scratch = Scratch::new();
+    let data = scratch.data_dir();
+
+    let owner = Yeyak::start(&data);
+    let guest = Yeyak::start(&data);
+    assert_eq!(book(&guest.base, "from-the-guest", 9).await.0, 201);
+    let postmaster = postmaster_pid(&data).unwrap();
+    guest.terminate();
+    assert!(processes_in(&data).contains(&postmaster), "a guest leaves the cluster running");
+    assert_eq!(titles(&owner.base).await, ["from-the-guest"]);
+    owner.terminate();
+    assert_eq!(processes_in(&data), Vec::<u32>::new(), "its owner stops it");
+}
+
 #[test]
 fn without_server_binaries_the_error_says_what_to_install() {
     let empty = Scratch::new();
