@@ -30,7 +30,7 @@ pub enum StartupError {
     #[error(transparent)]
     Database(#[from] bootstrap::BootstrapError),
     #[error(transparent)]
-    Embedded(#[from] crate::db::embedded::EmbeddedError),
+    Embedded(#[from] embedded::EmbeddedError),
     #[error("cannot listen on {addr}: {cause}. Set YEYAK_BIND to a free address.")]
     Bind { addr: SocketAddr, cause: std::io::Error },
 }
