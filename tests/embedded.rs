@@ -243,6 +243,36 @@ async fn a_second_process_shares_the_cluster_and_only_its_owner_stops_it() {
     assert_eq!(processes_in(&data), Vec::<u32>::new(), "its owner stops it");
 }
 
+/// `DATABASE_URL` unset: the default server when something answers at its
+/// address, else the embedded cluster; an explicit URL is never replaced.
+#[tokio::test]
+async fn the_embedded_cluster_stands_in_only_for_an_unset_url_with_nothing_at_its_address() {
+    use yeyak::config::DEFAULT_DATABASE_URL;
+    use yeyak::db::embedded::resolve_with_default_at;
+    let scratch = Scratch::new();
+    let data = scratch.data_dir();
+    let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let answering = listening.local_addr().unwrap().to_string();
+    let silent = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().to_string()
+    };
+
+    let (url, cluster) = resolve_with_default_at(DEFAULT_DATABASE_URL, true, &data, &answering).await.unwrap();
+    assert_eq!((url.as_str(), cluster.is_none()), (DEFAULT_DATABASE_URL, true));
+    let explicit = "postgres://postgres@127.0.0.1:1/yeyak";
+    let (url, cluster) = resolve_with_default_at(explicit, false, &data, &silent).await.unwrap();
+    assert_eq!((url.as_str(), cluster.is_none()), (explicit, true));
+    assert!(!data.exists(), "nothing was created");
+
+    let (url, cluster) = resolve_with_default_at(DEFAULT_DATABASE_URL, true, &data, &silent).await.unwrap();
+    let cluster = cluster.expect("the embedded cluster stands in");
+    assert_eq!(url, cluster.database_url("yeyak"));
+    yeyak::db::bootstrap::prepare(&url).await.expect("and serves");
+    tokio::task::spawn_blocking(move || cluster.stop()).await.unwrap().unwrap();
+    assert_eq!(processes_in(&data), Vec::<u32>::new());
+}
+
 #[test]
 fn without_server_binaries_the_error_says_what_to_install() {
     let empty = Scratch::new();

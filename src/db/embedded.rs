@@ -56,12 +56,25 @@ pub async fn resolve(
     defaulted: bool,
     data_dir: &Path,
 ) -> Result<(String, Option<EmbeddedCluster>), EmbeddedError> {
-    let wanted = database_url == EMBEDDED || (defaulted && !default_server_answers().await);
+    resolve_with_default_at(database_url, defaulted, data_dir, DEFAULT_ADDRESS).await
+}
+
+/// Where the default `DATABASE_URL` points.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:5432";
+
+/// `resolve`, probing `default_address` for a server (tests point it elsewhere).
+pub async fn resolve_with_default_at(
+    database_url: &str,
+    defaulted: bool,
+    data_dir: &Path,
+    default_address: &str,
+) -> Result<(String, Option<EmbeddedCluster>), EmbeddedError> {
+    let wanted = database_url == EMBEDDED || (defaulted && !answers(default_address).await);
     if !wanted {
         return Ok((database_url.to_owned(), None));
     }
     if database_url != EMBEDDED {
-        tracing::info!(data_dir = %data_dir.display(), "nothing answers at 127.0.0.1:5432 and DATABASE_URL is unset: using the embedded PostgreSQL");
+        tracing::info!(data_dir = %data_dir.display(), "nothing answers at {default_address} and DATABASE_URL is unset: using the embedded PostgreSQL");
     }
     let data_dir = data_dir.to_owned();
     let cluster =
@@ -71,9 +84,9 @@ pub async fn resolve(
     Ok((cluster.database_url(DATABASE), Some(cluster)))
 }
 
-/// Whether anything accepts a connection at the default address.
-async fn default_server_answers() -> bool {
-    let connect = tokio::net::TcpStream::connect(("127.0.0.1", 5432));
+/// Whether anything accepts a TCP connection at `address`.
+async fn answers(address: &str) -> bool {
+    let connect = tokio::net::TcpStream::connect(address);
     matches!(tokio::time::timeout(Duration::from_secs(2), connect).await, Ok(Ok(_)))
 }
 
