@@ -3,14 +3,19 @@
 //! with their defaults.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::str::FromStr;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::auth::api_key::ConfiguredKey;
 
 /// The development API key that a fresh local install accepts (README).
 pub const DEV_API_KEYS: &str = "dev:admin:yeyak-dev-key";
+
+/// `DATABASE_URL` when unset (SPEC §1).
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/yeyak";
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -20,8 +25,27 @@ pub const DEV_API_KEYS: &str = "dev:admin:yeyak-dev-key";
 )]
 pub struct Config {
     /// PostgreSQL URL; the database is created if missing and migrated on start.
-    #[arg(long, env = "DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432/yeyak")]
+    /// Several hosts with `target_session_attrs=read-write` follow a failover
+    /// (`postgres://h1:5432,h2:5432/yeyak?target_session_attrs=read-write`).
+    /// `embedded` runs a private cluster in YEYAK_DATA_DIR; so does the default
+    /// when nothing answers at its address.
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
     pub database_url: String,
+
+    /// Whether DATABASE_URL was left unset (then the embedded cluster stands in
+    /// when nothing answers at the default address).
+    #[arg(skip)]
+    pub database_url_defaulted: bool,
+
+    /// Data directory of the embedded PostgreSQL cluster (created on first use;
+    /// its Unix socket lives there too).
+    #[arg(long, env = "YEYAK_DATA_DIR", default_value = "./.yeyak/pg")]
+    pub data_dir: PathBuf,
+
+    /// PostgreSQL URL of a standby that serves the day page and `GET /api/bookings`
+    /// (docs/SCALING.md §2); unset reads them from DATABASE_URL.
+    #[arg(long, env = "YEYAK_READ_DATABASE_URL", hide_env_values = true)]
+    pub read_database_url: Option<String>,
 
     /// Redis URL for admission control; unset means Redis is off.
     #[arg(long, env = "REDIS_URL")]
@@ -145,6 +169,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// The process's settings from its arguments and environment.
+    pub fn load() -> Self {
+        let matches = Config::command().get_matches();
+        let mut config = Config::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        config.database_url_defaulted = matches.value_source("database_url") == Some(ValueSource::DefaultValue);
+        config
+    }
+
     /// Defaults plus the given overrides, without reading the process environment
     /// or arguments; used by tests and benchmarks.
     pub fn for_database(database_url: &str) -> Self {

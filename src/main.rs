@@ -1,29 +1,38 @@
 use std::process::ExitCode;
 
-use clap::Parser;
 use yeyak::config::Config;
+use yeyak::startup::Application;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let config = Config::parse();
+    let config = Config::load();
     yeyak::telemetry::init(&config.log_format);
-    match yeyak::startup::build(config).await {
-        Ok(app) => {
-            tracing::info!(addr = %app.addr, "yeyak listening on http://{}", app.addr);
-            let served = app.server.await;
-            if let Some(background) = app.background {
-                background.stop().await;
-            }
-            if let Err(e) = served {
-                eprintln!("yeyak: server error: {e}");
-                return ExitCode::FAILURE;
-            }
-            tracing::info!("yeyak stopped");
-            ExitCode::SUCCESS
-        }
+    let app = match yeyak::startup::build(config).await {
+        Ok(app) => app,
         Err(e) => {
             eprintln!("yeyak: {e}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(addr = %app.addr, "yeyak listening on http://{}", app.addr);
+    let Application { server, state, background, embedded, .. } = app;
+    let served = server.await;
+    if let Some(background) = background {
+        background.stop().await;
+    }
+    // The embedded cluster goes last, once nothing uses it any more.
+    drop(state);
+    if let Some(cluster) = embedded {
+        match tokio::task::spawn_blocking(move || cluster.stop()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("yeyak: {e}"),
+            Err(e) => eprintln!("yeyak: stopping the embedded PostgreSQL failed: {e}"),
         }
     }
+    if let Err(e) = served {
+        eprintln!("yeyak: server error: {e}");
+        return ExitCode::FAILURE;
+    }
+    tracing::info!("yeyak stopped");
+    ExitCode::SUCCESS
 }

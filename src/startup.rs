@@ -15,6 +15,7 @@ use crate::auth::ApiKeyRegistry;
 use crate::background::Background;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::db::embedded::{self, EmbeddedCluster};
 use crate::db::{self, bootstrap, DbStats};
 use crate::outbox::provider::Provider;
 use crate::outbox::worker::DeliveryWorker;
@@ -27,6 +28,8 @@ pub enum StartupError {
     Config(String),
     #[error(transparent)]
     Database(#[from] bootstrap::BootstrapError),
+    #[error(transparent)]
+    Embedded(#[from] embedded::EmbeddedError),
     #[error("cannot listen on {addr}: {cause}. Set YEYAK_BIND to a free address.")]
     Bind { addr: SocketAddr, cause: std::io::Error },
 }
@@ -38,6 +41,9 @@ pub struct Application {
     pub state: web::Data<AppState>,
     /// The sweeper and outbox loops (`None` with `YEYAK_BACKGROUND=false`).
     pub background: Option<Background>,
+    /// The private PostgreSQL cluster when `DATABASE_URL` asked for it; stop it
+    /// after the server and the background work (dropping it stops it too).
+    pub embedded: Option<EmbeddedCluster>,
 }
 
 /// Builds the application on the wall clock.
@@ -46,11 +52,19 @@ pub async fn build(config: Config) -> Result<Application, StartupError> {
 }
 
 /// Builds the application on a given clock (tests move time with `ManualClock`).
-pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<Application, StartupError> {
+pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Result<Application, StartupError> {
+    let (database_url, embedded) =
+        embedded::resolve(&config.database_url, config.database_url_defaulted, &config.data_dir).await?;
+    config.database_url = database_url;
     bootstrap::prepare(&config.database_url).await?;
     let db_stats = Arc::new(DbStats::default());
     db::cached::set_enabled(config.db_cache_statements);
     let pool = db::build_pool(&config.database_url, config.db_pool_size, config.db_verify_checkout, db_stats.clone());
+    // A standby for pages and lists (docs/SCALING.md §2), else the primary's pool.
+    let read_pool = match &config.read_database_url {
+        Some(url) => db::build_pool(url, config.db_pool_size, config.db_verify_checkout, db_stats.clone()),
+        None => pool.clone(),
+    };
     {
         let shown = bootstrap::redact(&config.database_url);
         let unreachable = |cause: String| bootstrap::BootstrapError::Unreachable { url: shown.clone(), cause };
@@ -94,6 +108,7 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
     let state = web::Data::new(AppState {
         catalogue: crate::catalogue::Catalogue::new(pool.clone()),
         pool,
+        read_pool,
         db_stats,
         clock,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
@@ -126,7 +141,7 @@ pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<A
     .map_err(|cause| StartupError::Bind { addr, cause })?
     .shutdown_timeout(10)
     .run();
-    Ok(Application { server, addr, state, background })
+    Ok(Application { server, addr, state, background, embedded })
 }
 
 /// The bulkhead always; the Redis gate when `REDIS_URL` is set (it connects

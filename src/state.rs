@@ -15,6 +15,10 @@ use crate::sweeper::Sweeper;
 
 pub struct AppState {
     pub pool: Pool,
+    /// `YEYAK_READ_DATABASE_URL`'s pool (a standby), or `pool` itself when
+    /// unset. Only reads that may lag the caller's own writes use it
+    /// (docs/SCALING.md §2).
+    pub read_pool: Pool,
     pub db_stats: Arc<DbStats>,
     pub clock: Arc<dyn Clock>,
     pub keys: ApiKeyRegistry,

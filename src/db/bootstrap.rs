@@ -2,13 +2,12 @@
 //! run the embedded migrations under an advisory lock (so several processes
 //! may start at once), and fail with one clear line when PostgreSQL is away.
 
+use super::conninfo::ConnInfo;
+use super::{establish, Conn};
 use diesel::sql_types::{BigInt, Bool, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncMigrationHarness, RunQueryDsl};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
-use url::Url;
-
-use super::{establish, Conn};
 
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
 
@@ -27,15 +26,7 @@ pub enum BootstrapError {
 
 /// The URL with its password removed, for messages and logs.
 pub fn redact(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(mut u) => {
-            if u.password().is_some() {
-                let _ = u.set_password(Some("***"));
-            }
-            u.to_string()
-        }
-        Err(_) => "<unparseable DATABASE_URL>".to_owned(),
-    }
+    super::conninfo::redact(url)
 }
 
 #[derive(QueryableByName)]
@@ -50,26 +41,19 @@ struct Setting {
     setting: String,
 }
 
-fn database_name(url: &Url) -> Option<String> {
-    let name = url.path().trim_start_matches('/');
-    (!name.is_empty() && !name.contains('/')).then(|| name.to_owned())
-}
-
-/// Creates the database if missing, then migrates it.
+/// Creates the database if missing, then migrates it. `database_url` may
+/// list several hosts; tokio-postgres picks the one that qualifies
+/// (`target_session_attrs=read-write`: the primary).
 pub async fn prepare(database_url: &str) -> Result<(), BootstrapError> {
     let shown = redact(database_url);
-    let url =
-        Url::parse(database_url).map_err(|e| BootstrapError::BadUrl { url: shown.clone(), cause: e.to_string() })?;
-    let name = database_name(&url)
-        .ok_or_else(|| BootstrapError::BadUrl { url: shown.clone(), cause: "no database name in the path".into() })?;
-    create_database_if_missing(&url, &name, &shown).await?;
+    let info = ConnInfo::parse(database_url).map_err(|cause| BootstrapError::BadUrl { url: shown.clone(), cause })?;
+    create_database_if_missing(&info, &shown).await?;
     migrate(database_url, &shown).await
 }
 
-async fn create_database_if_missing(url: &Url, name: &str, shown: &str) -> Result<(), BootstrapError> {
-    let mut maintenance = url.clone();
-    maintenance.set_path("/postgres");
-    let mut conn = establish(maintenance.as_str())
+async fn create_database_if_missing(info: &ConnInfo, shown: &str) -> Result<(), BootstrapError> {
+    let name = info.database();
+    let mut conn = establish(&info.with_database("postgres"))
         .await
         .map_err(|e| BootstrapError::Unreachable { url: shown.to_owned(), cause: e.to_string() })?;
     let setup = |e: diesel::result::Error| BootstrapError::Setup { url: shown.to_owned(), cause: e.to_string() };

@@ -3,6 +3,8 @@
 
 pub mod bootstrap;
 pub mod cached;
+pub mod conninfo;
+pub mod embedded;
 pub mod schema;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,6 +64,26 @@ fn is_deadlock(kind: &DatabaseErrorKind, message: &str) -> bool {
     matches!(kind, DatabaseErrorKind::Unknown) && message.starts_with("deadlock detected")
 }
 
+/// Connection loss and server shutdown (SQLSTATE classes 08 and 57P: a
+/// primary killed or demoted in a failover, `pg_terminate_backend`, a restart)
+/// also reach diesel-async 0.9 as `Unknown` without their code (class 08 is
+/// raised by the client when the socket dies and arrives as
+/// `UnableToSendCommand`, matched below). The session
+/// ends with them, so a retry on another connection is the answer: 503. The
+/// texts are PostgreSQL's with `lc_messages = 'C'`; `tests/embedded.rs`
+/// provokes the postmaster-death and administrator-command cases and proves
+/// the match on what the server sent.
+fn is_session_ended(kind: &DatabaseErrorKind, message: &str) -> bool {
+    const SESSION_ENDED: [&str; 2] = [
+        // 57P01 (admin shutdown, postmaster exit), 57P02 (crash of another
+        // backend), 57P05 (idle-session timeout), 25P03, recovery conflicts.
+        "terminating connection ",
+        // 57P03: starting up, shutting down, in recovery, not accepting connections.
+        "the database system is ",
+    ];
+    matches!(kind, DatabaseErrorKind::Unknown) && SESSION_ENDED.iter().any(|prefix| message.starts_with(prefix))
+}
+
 impl From<DieselError> for DbError {
     fn from(err: DieselError) -> Self {
         match &err {
@@ -76,6 +98,15 @@ impl From<DieselError> for DbError {
                 DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
                 info,
             ) => DbError::Unavailable(info.message().to_owned()),
+            DieselError::DatabaseError(kind, info) if is_session_ended(kind, info.message()) => {
+                DbError::Unavailable(info.message().to_owned())
+            }
+            // 25006: this connection reached a standby (a demoted primary, or a
+            // URL without `target_session_attrs=read-write`); yeyak opens no
+            // read-only transaction for a write, so the primary is elsewhere.
+            DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info) => {
+                DbError::Unavailable(info.message().to_owned())
+            }
             DieselError::BrokenTransactionManager => DbError::Unavailable(err.to_string()),
             _ => DbError::Other(err),
         }

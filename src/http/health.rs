@@ -14,23 +14,22 @@ pub async fn healthz() -> HttpResponse {
 }
 
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    // An idle pooled connection whose backend died (a restart) fails once and
-    // is dropped; the question is whether PostgreSQL answers now, so a few
-    // more checkouts are tried within the timeout.
-    let probe = async {
-        let mut last = String::new();
-        for _ in 0..5 {
-            let mut conn = state.pool.get().await.map_err(|e| e.to_string())?;
-            match diesel::sql_query("SELECT 1").execute(&mut conn).await {
-                Ok(n) => return Ok(n),
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(last)
+    let probe = || async {
+        let mut conn = state.pool.get().await.map_err(|e| e.to_string())?;
+        diesel::sql_query("SELECT 1").execute(&mut conn).await.map_err(|e| e.to_string())
     };
-    let postgres = match tokio::time::timeout(Duration::from_secs(2), probe).await {
-        Ok(Ok(_)) => "ok",
-        Ok(Err(_)) | Err(_) => "unavailable",
+    // Pooled connections that PostgreSQL closed a moment ago (a restart, a
+    // failover) can still be checked out before their sockets read the close;
+    // the pool drops each one whose query fails, so quick failures earn
+    // another try until one connection answers or the 2 s are up.
+    let answers = async {
+        while probe().await.is_err() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    let postgres = match tokio::time::timeout(Duration::from_secs(2), answers).await {
+        Ok(()) => "ok",
+        Err(_) => "unavailable",
     };
     let redis = state.admission.redis_status().await;
     let body = json!({ "postgres": postgres, "redis": redis, "admission": state.admission.stats.snapshot() });

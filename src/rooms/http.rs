@@ -189,7 +189,8 @@ async fn list_bookings(
     if to <= from || (to - from).num_days() > MAX_LIST_DAYS {
         return Err(ApiError::malformed("to", format!("must be after `from` and at most {MAX_LIST_DAYS} days later")));
     }
-    let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
+    // May lag the caller's own writes by the standby's replay delay (docs/SCALING.md §2).
+    let mut conn = state.read_pool.get().await.map_err(crate::db::DbError::from)?;
     let bookings = store::list(&mut conn, from, to, query.include_cancelled.unwrap_or(false))
         .await
         .map_err(crate::db::DbError::from)?;

@@ -467,3 +467,39 @@ pub async fn cancel(
     let cancelled = bookings::cancel_many(conn, &ids, ctx, false).await?;
     Ok((series, cancelled))
 }
+
+/// A person's series with how many live occurrences are still ahead.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Upcoming {
+    #[diesel(sql_type = Int8)]
+    pub id: i64,
+    #[diesel(sql_type = Text)]
+    pub title: String,
+    #[diesel(sql_type = Text)]
+    pub recurrence: String,
+    #[diesel(sql_type = Array<Text>)]
+    pub rooms: Vec<String>,
+    #[diesel(sql_type = Int8)]
+    pub ahead: i64,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub next_start: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Int8>)]
+    pub next_id: Option<i64>,
+}
+
+pub async fn of_organizer(conn: &mut Conn, digest: &str, now: DateTime<Utc>) -> QueryResult<Vec<Upcoming>> {
+    diesel::sql_query(
+        "SELECT s.id, s.title, s.recurrence, s.rooms, count(r.id) AS ahead, min(r.starts_at) AS next_start,
+                (array_agg(r.id ORDER BY r.starts_at))[1] AS next_id
+           FROM booking_series s
+           JOIN reservation r ON r.series_id = s.id AND r.ends_at > $2 AND r.status IN ('CONFIRMED', 'PENDING')
+          WHERE s.organizer_digest = $1
+          GROUP BY s.id
+          ORDER BY min(r.starts_at), s.id",
+    )
+    .bind::<Text, _>(digest)
+    .bind::<Timestamptz, _>(now)
+    .cached()
+    .load(conn)
+    .await
+}

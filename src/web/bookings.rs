@@ -9,7 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::day::{self, enc, room_choices, DayView};
 use super::form::{answer, form_key, form_range, korean, parse_date, status_of};
 use super::pages::{self, nav, BookingForm, BookingPage, CancelPage, HistoryLine, Notice};
-use super::{acting, html_response, Csrf, SignedIn, StaffForm, WebError};
+use super::{acting, html_response, Csrf, FormData, SignedIn, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
 use crate::error::ApiError;
@@ -17,6 +17,7 @@ use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::{RequestedRooms, Status, Title};
 use crate::rooms::service::{self, CancelBooking};
 use crate::rooms::store::{self, Booking, MoveBooking, NewBooking};
+use crate::series::store::{NewSeries, OnConflict};
 use crate::state::AppState;
 
 /// The area a booking's rooms are in (for the page it returns to).
@@ -35,38 +36,102 @@ async fn day_of(state: &AppState, b: &Booking, flag: &str) -> String {
     format!("/rooms?date={date}&area={area}&{flag}={id}#booking-{id}", id = b.id)
 }
 
+/// What a booking form asked for: one booking or a series.
+enum Booked {
+    One(Booking),
+    Series(crate::series::store::Created),
+}
+
+async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
+    let title = Title::parse(form.get("title"))?;
+    let rooms = RequestedRooms::parse(&form.all("rooms"))?;
+    let range = form_range(state, form)?;
+    let organizer_name = Title::parse_field("organizerName", &user.display_name)?;
+    let key = form_key(form)?;
+    let acting = acting(state, user);
+    match form.get("repeat") {
+        "" | "none" => {
+            let new = NewBooking { title, rooms, range, organizer_name };
+            Ok(Booked::One(answer(service::create(state, &acting, key, &new).await?)?))
+        }
+        repeat => {
+            let until = parse_date(form.get("repeat_until"))
+                .map_err(|_| ApiError::malformed("repeat_until", "must be YYYY-MM-DD"))?;
+            let new = NewSeries {
+                title,
+                rooms,
+                first: range,
+                recurrence: crate::series::domain::from_form(repeat, until, state.timezone)?,
+                on_conflict: if form.get("on_conflict") == "skip" { OnConflict::Skip } else { OnConflict::Fail },
+                organizer_name,
+            };
+            Ok(Booked::Series(answer(crate::series::create(state, &acting, key, &new).await?)?))
+        }
+    }
+}
+
+/// The dates of a `SERIES_CONFLICT`, as people read them.
+fn taken_dates(state: &AppState, err: &ApiError) -> Vec<String> {
+    let tz = state.timezone;
+    let at = |v: &serde_json::Value| {
+        v.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).map(|t| t.with_timezone(&tz))
+    };
+    err.details["conflicts"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|c| {
+                    let (s, e) = (at(&c["startsAt"])?, at(&c["endsAt"])?);
+                    Some(format!(
+                        "{} ({}) {}–{}",
+                        s.format("%Y-%m-%d"),
+                        day::weekday(chrono::Datelike::weekday(&s)),
+                        s.format("%H:%M"),
+                        e.format("%H:%M")
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub async fn create(
     state: web::Data<AppState>,
     req: HttpRequest,
     StaffForm { user, form }: StaffForm,
 ) -> Result<HttpResponse, WebError> {
-    let chosen = form.all("rooms");
-    let area = form.get("area").to_owned();
-    let date = parse_date(form.get("date")).unwrap_or_else(|_| day::today(&state));
-    let attempt = async {
-        let new = NewBooking {
-            title: Title::parse(form.get("title"))?,
-            rooms: RequestedRooms::parse(&chosen)?,
-            range: form_range(&state, &form)?,
-            organizer_name: Title::parse_field("organizerName", &user.display_name)?,
-        };
-        let key = form_key(&form)?;
-        answer::<Booking>(service::create(&state, &acting(&state, &user), key, &new).await?)
-    };
-    match attempt.await {
-        Ok(b) => Err(WebError::Redirect(day_of(&state, &b, "booked").await)),
-        Err(err) => {
-            let catalogue = state.catalogue.current().await?;
-            let shown = day::pick_area(&catalogue, Some(&area));
-            let kept = BookingForm {
-                title: form.get("title").to_owned(),
-                date: form.get("date").to_owned(),
-                start: form.get("start").to_owned(),
-                end: form.get("end").to_owned(),
-                rooms: room_choices(&catalogue.in_area(&shown), &chosen),
-                idempotency_key: form.get("idempotency_key").to_owned(),
-                area: shown.clone(),
+    match book(&state, &user, &form).await {
+        Ok(Booked::One(b)) => Err(WebError::Redirect(day_of(&state, &b, "booked").await)),
+        Ok(Booked::Series(created)) => {
+            let (first, series) = (created.created.first(), created.series.id);
+            let target = match first {
+                Some(b) => day_of(&state, b, "booked").await,
+                None => "/rooms?booked=0".to_owned(),
             };
+            let (path, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            Err(WebError::Redirect(format!(
+                "{path}&series={series}&created={}&skipped={}#{anchor}",
+                created.created.len(),
+                created.skipped.len()
+            )))
+        }
+        Err(err) => {
+            let date = parse_date(form.get("date")).unwrap_or_else(|_| day::today(&state));
+            let catalogue = state.catalogue.current().await?;
+            let shown = day::pick_area(&catalogue, Some(form.get("area")));
+            // A refused form gets a fresh key, so that the corrected one runs.
+            let mut kept = BookingForm::blank(
+                form.get("date").to_owned(),
+                room_choices(&catalogue.in_area(&shown), &form.all("rooms")),
+                shown.clone(),
+            );
+            kept.title = form.get("title").to_owned();
+            kept.start = form.get("start").to_owned();
+            kept.end = form.get("end").to_owned();
+            kept.repeat = form.get("repeat").to_owned();
+            kept.repeat_until = form.get("repeat_until").to_owned();
+            kept.conflicts = taken_dates(&state, &err);
             let view = DayView {
                 date,
                 area: Some(shown),

@@ -16,7 +16,6 @@ use super::{html_response, Csrf, SignedIn, WebError};
 use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{Room, RoomCatalog};
 use crate::db::DbError;
-use crate::idempotency::IdempotencyKey;
 use crate::rooms::store;
 use crate::state::AppState;
 
@@ -90,7 +89,10 @@ pub async fn render_day(
     let date = view.date;
     let (from, to) = crate::rooms::http::day_bounds(state.timezone, date);
     let bookings = {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        // Right after the person's own change (a notice, a refused form) the
+        // primary answers; otherwise a standby may (docs/SCALING.md §2).
+        let pool = if view.message.is_some() || view.form_message.is_some() { &state.pool } else { &state.read_pool };
+        let mut conn = pool.get().await.map_err(DbError::from)?;
         store::list_in_rooms(&mut conn, from, to, &codes).await?
     };
     let now = state.clock.now().with_timezone(&state.timezone);
@@ -101,15 +103,8 @@ pub async fn render_day(
     };
     let grid = grid::layout(&rooms, &bookings, state.timezone, date, view.highlight, now_min);
     let csrf = Csrf::for_render(req, state);
-    let form = view.form.unwrap_or_else(|| BookingForm {
-        title: String::new(),
-        date: date.to_string(),
-        start: String::new(),
-        end: String::new(),
-        rooms: room_choices(&rooms, &[]),
-        idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
-        area: area.clone(),
-    });
+    let form =
+        view.form.unwrap_or_else(|| BookingForm::blank(date.to_string(), room_choices(&rooms, &[]), area.clone()));
     let today = today(state);
     let page = DayPage {
         nav: nav(user, &csrf.token),
@@ -144,6 +139,9 @@ pub struct DayQuery {
     booked: Option<i64>,
     cancelled: Option<i64>,
     moved: Option<i64>,
+    series: Option<i64>,
+    created: Option<usize>,
+    skipped: Option<usize>,
 }
 
 pub async fn day(
@@ -155,6 +153,10 @@ pub async fn day(
     let q = query.into_inner();
     let date = q.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state));
     let message = match (q.booked, q.moved, q.cancelled) {
+        _ if q.series.is_some() => Some(Notice::ok(match q.skipped.unwrap_or(0) {
+            0 => format!("반복 예약 {}건을 만들었습니다.", q.created.unwrap_or(0)),
+            n => format!("반복 예약 {}건을 만들었습니다. 이미 예약된 {n}건은 건너뛰었습니다.", q.created.unwrap_or(0)),
+        })),
         (Some(_), _, _) => Some(Notice::ok("예약했습니다.")),
         (_, Some(_), _) => Some(Notice::ok("예약 시간을 옮겼습니다.")),
         (_, _, Some(_)) => Some(Notice::ok("예약을 취소했습니다. 그 시간은 이제 비어 있습니다.")),
@@ -167,15 +169,12 @@ pub async fn day(
             let catalogue = state.catalogue.current().await?;
             let area = pick_area(&catalogue, q.area.as_deref());
             let checked: Vec<String> = q.room.iter().cloned().collect();
-            Some(BookingForm {
-                title: q.title.clone().unwrap_or_default(),
-                date: date.to_string(),
-                start: start.clone(),
-                end: q.end.clone().unwrap_or_default(),
-                rooms: room_choices(&catalogue.in_area(&area), &checked),
-                idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
-                area,
-            })
+            let mut form =
+                BookingForm::blank(date.to_string(), room_choices(&catalogue.in_area(&area), &checked), area);
+            form.title = q.title.clone().unwrap_or_default();
+            form.start = start.clone();
+            form.end = q.end.clone().unwrap_or_default();
+            Some(form)
         }
     };
     let view = DayView {

@@ -99,10 +99,16 @@ pub fn korean(err: &ApiError) -> String {
             "position" => "순서는 1 이상의 숫자입니다.".into(),
             "maxDurationMinutes" => "최대 예약 시간은 1~10080분입니다.".into(),
             "horizonDays" => "예약 가능 기간은 1~3650일입니다 (제한이 없으면 비워 두세요).".into(),
+            "repeat_until" => "반복이 끝나는 날짜를 골라 주세요.".into(),
+            "repeat" => "반복 방법을 골라 주세요.".into(),
             _ => "입력을 확인해 주세요.".into(),
         },
         ErrorCode::IdempotencyFingerprintConflict => {
             "이 양식은 이미 다른 내용으로 제출되었습니다. 페이지를 새로 고친 뒤 다시 시도해 주세요.".into()
+        }
+        ErrorCode::SeriesConflict => {
+            let n = err.details["conflicts"].as_array().map_or(0, Vec::len);
+            format!("이미 예약된 날짜가 {n}개 있습니다. 아래 날짜를 빼고 나머지만 예약할 수 있습니다.")
         }
         ErrorCode::CommandInProgress => "같은 요청을 처리하고 있습니다. 잠시 후 새로 고쳐 주세요.".into(),
         ErrorCode::AdmissionRejected | ErrorCode::DatabaseUnavailable => {

@@ -45,6 +45,10 @@ pub struct Block {
     pub row: i32,
     pub len: i32,
     pub highlighted: bool,
+    /// Pending or released: shown, styled and labelled apart.
+    pub status: Option<(&'static str, &'static str)>,
+    /// The first block of a booking carries its anchor id.
+    pub anchor: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +125,12 @@ pub fn layout(
         }
         // One block per run of neighbouring columns: a linked booking spans
         // its rooms, and never a column it does not hold.
-        for run in cols.chunk_by(|a, b| b == &(a + 1)) {
+        let status = match b.status {
+            crate::rooms::domain::Status::Pending => Some(("pending", "승인 대기")),
+            crate::rooms::domain::Status::Released => Some(("released", "자동 반납")),
+            _ => None,
+        };
+        for (i, run) in cols.chunk_by(|a, b| b == &(a + 1)).enumerate() {
             blocks.push(Block {
                 id: b.id,
                 title: b.title.clone(),
@@ -137,6 +146,8 @@ pub fn layout(
                 row: s - first,
                 len: (e - s).max(1),
                 highlighted: highlight == Some(b.id),
+                status,
+                anchor: i == 0,
             });
         }
     }

@@ -5,12 +5,15 @@
 
 pub mod account;
 pub mod admin;
+pub mod approvals;
 pub mod bookings;
 pub mod day;
 pub mod find;
 pub mod form;
 pub mod grid;
+pub mod my;
 pub mod pages;
+pub mod week;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -36,7 +39,9 @@ const FORM_LIMIT: usize = 64 * 1024;
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(day::day))
         .route("/rooms", web::get().to(day::day))
+        .route("/rooms/week", web::get().to(week::week))
         .route("/find", web::get().to(find::find))
+        .route("/my", web::get().to(my::my))
         .route("/bookings", web::post().to(bookings::create))
         .route("/bookings/{id}", web::get().to(bookings::detail))
         .route("/bookings/{id}/move", web::post().to(bookings::move_booking))
@@ -50,6 +55,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/admin/staff", web::get().to(admin::staff_page))
         .route("/admin/staff", web::post().to(admin::add_staff))
         .route("/admin/keys", web::post().to(admin::add_key))
+        .route("/admin/approvals", web::get().to(approvals::list))
+        .route("/admin/approvals/{id}/approve", web::post().to(approvals::approve))
+        .route("/admin/approvals/{id}/reject", web::post().to(approvals::reject))
         .route("/admin/rooms", web::get().to(admin::rooms::list))
         .route("/admin/rooms", web::post().to(admin::rooms::create))
         .route("/admin/rooms/{code}", web::get().to(admin::rooms::edit))

@@ -65,6 +65,40 @@ pub struct BookingForm {
     pub idempotency_key: String,
     /// The area whose rooms the form offers.
     pub area: String,
+    /// `none`, `daily`, `weekly`, `biweekly` or `monthly`.
+    pub repeat: String,
+    pub repeat_until: String,
+    /// Dates a series could not have (shown with "book the rest").
+    pub conflicts: Vec<String>,
+}
+
+impl BookingForm {
+    /// A blank form for an area's rooms.
+    pub fn blank(date: String, rooms: Vec<RoomChoice>, area: String) -> Self {
+        BookingForm {
+            title: String::new(),
+            date,
+            start: String::new(),
+            end: String::new(),
+            rooms,
+            idempotency_key: crate::idempotency::IdempotencyKey::generate().as_str().to_owned(),
+            area,
+            repeat: "none".into(),
+            repeat_until: String::new(),
+            conflicts: Vec::new(),
+        }
+    }
+
+    pub fn repeats(&self) -> [(&'static str, &'static str, bool); 5] {
+        let r = self.repeat.as_str();
+        [
+            ("none", "반복 없음", r == "none" || r.is_empty()),
+            ("daily", "매일", r == "daily"),
+            ("weekly", "매주", r == "weekly"),
+            ("biweekly", "2주마다", r == "biweekly"),
+            ("monthly", "매월", r == "monthly"),
+        ]
+    }
 }
 
 #[derive(Template)]
@@ -230,6 +264,86 @@ pub struct RoomEditPage {
     pub form: RoomForm,
     pub retire_key: String,
     pub message: Option<Notice>,
+}
+
+pub struct PendingLine {
+    pub booking: Booking,
+    pub time: String,
+    pub rooms: String,
+    pub approve_key: String,
+    pub reject_key: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_approvals.html")]
+pub struct ApprovalsPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub pending: Vec<PendingLine>,
+    pub message: Option<Notice>,
+}
+
+pub struct MyBooking {
+    pub id: i64,
+    pub title: String,
+    pub day: String,
+    pub time: String,
+    pub rooms: String,
+    pub status: &'static str,
+    pub repeats: bool,
+}
+
+pub struct MySeries {
+    pub id: i64,
+    pub title: String,
+    pub recurrence: String,
+    pub rooms: String,
+    pub ahead: i64,
+    pub next: String,
+    pub next_id: Option<i64>,
+}
+
+#[derive(Template)]
+#[template(path = "my.html")]
+pub struct MyPage {
+    pub nav: Option<Nav>,
+    pub bookings: Vec<MyBooking>,
+    pub series: Vec<MySeries>,
+}
+
+pub struct WeekEntry {
+    pub id: i64,
+    pub time: String,
+    pub title: String,
+    pub pending: bool,
+}
+
+pub struct WeekCell {
+    pub date: String,
+    pub entries: Vec<WeekEntry>,
+}
+
+pub struct WeekRow {
+    pub code: String,
+    pub name: String,
+    pub capacity: i32,
+    pub cells: Vec<WeekCell>,
+}
+
+#[derive(Template)]
+#[template(path = "week.html")]
+pub struct WeekPage {
+    pub nav: Option<Nav>,
+    pub label: String,
+    /// (date, label, is today) of Monday to Sunday.
+    pub days: Vec<(String, String, bool)>,
+    pub prev: String,
+    pub next: String,
+    pub this_week: String,
+    pub areas: Vec<AreaLink>,
+    pub area: String,
+    pub area_q: String,
+    pub rows: Vec<WeekRow>,
 }
 
 /// Renders a template; a template that cannot render is a bug, shown as a plain 500 text.

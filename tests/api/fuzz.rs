@@ -18,7 +18,7 @@ async fn schemathesis_finds_no_server_error_and_no_schema_violation() {
             .args(["--max-examples", "8", "--phases", "examples,fuzzing", "--workers", "1", "--request-timeout", "10"])
             .args(["--generation-deterministic", "--suppress-health-check", "all"])
             .output()
-            .expect("schemathesis is installed (pip install schemathesis; .ci/run does it)")
+            .expect("schemathesis is installed (pip install schemathesis; bash .ci/test does it)")
     })
     .await
     .unwrap();

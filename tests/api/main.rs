@@ -13,6 +13,7 @@ mod hostile;
 mod idempotency;
 mod operations;
 mod outbox;
+mod read_pool;
 mod rooms;
 mod rooms_concurrency;
 mod startup;

@@ -1,0 +1,98 @@
+//! `/admin/approvals`: pending bookings oldest first, each with approve and
+//! reject (with a reason). The same command as the admin-key API.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use super::bookings::time_label;
+use super::form::{answer, form_key, korean, status_of};
+use super::pages::{self, nav, ApprovalsPage, Notice, PendingLine};
+use super::{acting, html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
+use crate::auth::staff::StaffUser;
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::idempotency::IdempotencyKey;
+use crate::rooms::service::{self, Decision};
+use crate::rooms::store::{self, Booking};
+use crate::state::AppState;
+
+/// Most pending bookings one page lists.
+const PAGE: i64 = 200;
+
+async fn render(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    message: Option<Notice>,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
+    let pending = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        store::pending(&mut conn, PAGE).await?
+    };
+    let csrf = Csrf::for_render(req, state);
+    let lines = pending
+        .into_iter()
+        .map(|b| PendingLine {
+            time: time_label(state, &b),
+            rooms: b.rooms.join("+"),
+            approve_key: IdempotencyKey::generate().as_str().to_owned(),
+            reject_key: IdempotencyKey::generate().as_str().to_owned(),
+            booking: b,
+        })
+        .collect();
+    let page = ApprovalsPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), pending: lines, message };
+    Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+pub async fn list(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedInAdmin(user): SignedInAdmin,
+) -> Result<HttpResponse, WebError> {
+    render(&state, &req, &user, None, StatusCode::OK).await
+}
+
+async fn decide(
+    state: &AppState,
+    req: &HttpRequest,
+    StaffForm { user, form }: StaffForm,
+    id: i64,
+    approve: bool,
+) -> Result<HttpResponse, WebError> {
+    let attempt = async {
+        let key = form_key(&form)?;
+        let reason = Some(form.get("reason").trim().to_owned()).filter(|r| !r.is_empty());
+        if reason.as_ref().is_some_and(|r| r.chars().count() > 500) {
+            return Err(ApiError::malformed("reason", "must be at most 500 characters"));
+        }
+        let decision = Decision { approve, reason };
+        answer::<Booking>(service::decide(state, &acting(state, &user), Some(key), id, &decision).await?)
+    };
+    match attempt.await {
+        Ok(b) => {
+            let done = if approve { "승인했습니다" } else { "거절했습니다" };
+            let notice = Notice::ok(format!("{} ({}) 예약을 {done}.", b.title, time_label(state, &b)));
+            render(state, req, &user, Some(notice), StatusCode::OK).await
+        }
+        Err(err) => render(state, req, &user, Some(Notice::error(korean(&err))), status_of(&err)).await,
+    }
+}
+
+pub async fn approve(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(form): AdminForm,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, WebError> {
+    decide(&state, &req, form, id.into_inner(), true).await
+}
+
+pub async fn reject(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(form): AdminForm,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, WebError> {
+    decide(&state, &req, form, id.into_inner(), false).await
+}

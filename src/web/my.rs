@@ -1,0 +1,61 @@
+//! `/my`: the signed-in person's upcoming bookings and series, with links to
+//! change them.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::Datelike;
+
+use super::day::weekday;
+use super::pages::{self, nav, MyBooking, MyPage, MySeries};
+use super::{acting, html_response, Csrf, SignedIn, WebError};
+use crate::db::DbError;
+use crate::state::AppState;
+
+/// Most upcoming bookings listed.
+const LIMIT: i64 = 200;
+
+pub async fn my(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedIn(user): SignedIn,
+) -> Result<HttpResponse, WebError> {
+    let digest = acting(&state, &user).digest;
+    let now = state.clock.now();
+    let (bookings, series) = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        let bookings = crate::rooms::store::list_of_organizer(&mut conn, digest.as_str(), now, LIMIT).await?;
+        let series = crate::series::store::of_organizer(&mut conn, digest.as_str(), now).await?;
+        (bookings, series)
+    };
+    let tz = state.timezone;
+    let bookings = bookings
+        .into_iter()
+        .map(|b| {
+            let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+            MyBooking {
+                day: format!("{} ({})", s.format("%Y-%m-%d"), weekday(s.weekday())),
+                time: format!("{}–{}", s.format("%H:%M"), e.format("%H:%M")),
+                rooms: b.rooms.join("+"),
+                status: b.status.label(),
+                repeats: b.series_id.is_some(),
+                id: b.id,
+                title: b.title,
+            }
+        })
+        .collect();
+    let series = series
+        .into_iter()
+        .map(|s| MySeries {
+            id: s.id,
+            title: s.title,
+            recurrence: s.recurrence,
+            rooms: s.rooms.join("+"),
+            ahead: s.ahead,
+            next: s.next_start.map(|t| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string()).unwrap_or_default(),
+            next_id: s.next_id,
+        })
+        .collect();
+    let csrf = Csrf::for_render(&req, &state);
+    let page = MyPage { nav: nav(&user, &csrf.token), bookings, series };
+    Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
+}

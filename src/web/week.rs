@@ -1,0 +1,96 @@
+//! `/rooms/week?date=&area=`: the rooms of one area × the seven days (Monday
+//! to Sunday) of the week that holds the date, each booking with its time
+//! and title. One bookings statement per render.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{Datelike, Duration, NaiveDate};
+use serde::Deserialize;
+
+use super::day::{area_links, enc, pick_area, today, weekday};
+use super::form::parse_date;
+use super::pages::{self, nav, WeekCell, WeekEntry, WeekPage, WeekRow};
+use super::{html_response, Csrf, SignedIn, WebError};
+use crate::db::DbError;
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize)]
+pub struct WeekQuery {
+    date: Option<String>,
+    area: Option<String>,
+}
+
+pub async fn week(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedIn(user): SignedIn,
+    query: web::Query<WeekQuery>,
+) -> Result<HttpResponse, WebError> {
+    let date = query.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state));
+    let monday = date - Duration::days(i64::from(date.weekday().num_days_from_monday()));
+    let days: Vec<NaiveDate> = (0..7).map(|i| monday + Duration::days(i)).collect();
+    let catalogue = state.catalogue.current().await?;
+    let area = pick_area(&catalogue, query.area.as_deref());
+    let rooms = catalogue.in_area(&area);
+    let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
+    let tz = state.timezone;
+    let (from, _) = crate::rooms::http::day_bounds(tz, monday);
+    let (_, to) = crate::rooms::http::day_bounds(tz, days[6]);
+    let bookings = {
+        let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
+        crate::rooms::store::list_in_rooms(&mut conn, from, to, &codes).await?
+    };
+    let mut rows: Vec<WeekRow> = rooms
+        .iter()
+        .map(|r| WeekRow {
+            code: r.code.clone(),
+            name: r.name.clone(),
+            capacity: r.capacity,
+            cells: days.iter().map(|d| WeekCell { date: d.to_string(), entries: Vec::new() }).collect(),
+        })
+        .collect();
+    for b in &bookings {
+        let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+        for row in rows.iter_mut().filter(|row| b.rooms.contains(&row.code)) {
+            for (i, day) in days.iter().enumerate() {
+                // On every day the booking touches (most touch one).
+                if s.date_naive() <= *day
+                    && (e.date_naive() > *day || (e.date_naive() == *day && e.time() > chrono::NaiveTime::MIN))
+                {
+                    row.cells[i].entries.push(WeekEntry {
+                        id: b.id,
+                        time: format!("{}–{}", s.format("%H:%M"), e.format("%H:%M")),
+                        title: b.title.clone(),
+                        pending: b.status == crate::rooms::domain::Status::Pending,
+                    });
+                }
+            }
+        }
+    }
+    let today = today(&state);
+    let csrf = Csrf::for_render(&req, &state);
+    let q = enc(&area);
+    let page = WeekPage {
+        nav: nav(&user, &csrf.token),
+        label: format!(
+            "{}년 {}월 {}일 – {}월 {}일",
+            monday.year(),
+            monday.month(),
+            monday.day(),
+            days[6].month(),
+            days[6].day()
+        ),
+        days: days
+            .iter()
+            .map(|d| (d.to_string(), format!("{}/{} ({})", d.month(), d.day(), weekday(d.weekday())), *d == today))
+            .collect(),
+        prev: format!("/rooms/week?date={}&area={q}", monday - Duration::days(7)),
+        next: format!("/rooms/week?date={}&area={q}", monday + Duration::days(7)),
+        this_week: format!("/rooms/week?date={today}&area={q}"),
+        areas: area_links(&catalogue, &area, |a| format!("/rooms/week?date={monday}&area={}", enc(a))),
+        area_q: q,
+        area,
+        rows,
+    };
+    Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
+}
