@@ -10,6 +10,7 @@ pub mod auth;
 pub mod background;
 pub mod capacity;
 pub mod catalogue;
+pub mod checkin;
 pub mod clock;
 pub mod command;
 pub mod config;

@@ -77,12 +77,18 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
     }
     let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
+    let policy = crate::rooms::domain::Policy {
+        max_active_bookings: config.max_active_bookings,
+        check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
+        check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
+    };
     let admission = Arc::new(build_admission(&config)?);
     let metrics = Arc::new(crate::metrics::Metrics::new());
     let sweeper = Arc::new(
         Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, offer_ttl)
             .with_bulkhead(admission.bulkhead.clone())
-            .with_metrics(metrics.clone()),
+            .with_metrics(metrics.clone())
+            .with_booking_policy(policy),
     );
     let background = config.background.then(|| {
         let provider = match &config.webhook_url {
@@ -114,11 +120,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
         timezone: config.timezone,
-        policy: crate::rooms::domain::Policy {
-            max_active_bookings: config.max_active_bookings,
-            check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
-            check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
-        },
+        policy,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),
         offer_ttl,

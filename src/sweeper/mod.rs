@@ -73,6 +73,8 @@ pub struct Sweeper {
     /// The background lane of this process's bulkhead, when there is one.
     bulkhead: Option<Arc<Bulkhead>>,
     metrics: Arc<crate::metrics::Metrics>,
+    /// Releases no-show bookings each tick when set (SPEC §11).
+    booking_policy: Option<crate::rooms::domain::Policy>,
 }
 
 impl Sweeper {
@@ -93,7 +95,26 @@ impl Sweeper {
             running: Mutex::new(()),
             bulkhead: None,
             metrics: Arc::default(),
+            booking_policy: None,
         }
+    }
+
+    /// Also releases no-show bookings on each elected tick.
+    pub fn with_booking_policy(mut self, policy: crate::rooms::domain::Policy) -> Self {
+        self.booking_policy = Some(policy);
+        self
+    }
+
+    /// The booking side of a tick: no-shows released.
+    pub async fn release_no_shows(&self) -> Result<usize, DbError> {
+        let Some(policy) = self.booking_policy else { return Ok(0) };
+        let _lane = match &self.bulkhead {
+            Some(b) => b.enter(Lane::Background).await,
+            None => None,
+        };
+        let released = crate::checkin::release_due(&self.pool, &self.stats, &self.clock, policy).await?;
+        self.metrics.sweeper_items.with_label_values(&["released_bookings"]).inc_by(released as u64);
+        Ok(released)
     }
 
     /// Counts ticks and items in the application's metrics.
@@ -162,7 +183,9 @@ impl Sweeper {
         if !self.try_lead().await? {
             return Ok(TickOutcome::NotLeader);
         }
-        Ok(TickOutcome::Elected(self.sweep(MAX_RESOURCES).await?))
+        let summary = self.sweep(MAX_RESOURCES).await?;
+        self.release_no_shows().await?;
+        Ok(TickOutcome::Elected(summary))
     }
 
     /// Holds this process's tick slot (what a running tick holds).
@@ -174,7 +197,9 @@ impl Sweeper {
     /// without the leader gate (per-resource transactions make that safe).
     pub async fn sweep_now(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
         let _slot = self.running.lock().await;
-        self.sweep(max_resources).await
+        let summary = self.sweep(max_resources).await?;
+        self.release_no_shows().await?;
+        Ok(summary)
     }
 
     /// Takes up to `max_resources` resources with due items, oldest first,

@@ -16,6 +16,7 @@ mod outbox;
 mod read_pool;
 mod rooms;
 mod rooms_concurrency;
+mod series;
 mod startup;
 mod statements;
 mod sweeper;
