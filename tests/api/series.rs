@@ -302,7 +302,7 @@ async fn overlapping_series_created_at_the_same_instant_never_double_book() {
         for (who, rooms, offset) in [("alice", vec!["A", "B"], 0), ("bob", vec!["B", "C"], 30)] {
             let (app, barrier) = (app.clone(), barrier.clone());
             tasks.push(tokio::spawn(async move {
-                let rooms: Vec<&str> = rooms.iter().map(|r| *r).collect();
+                let rooms: Vec<&str> = rooms.to_vec();
                 let mut b =
                     series("경합", &rooms, &at(1, hour, offset), &at(1, hour + 1, offset), "FREQ=WEEKLY;COUNT=20");
                 if skip {
