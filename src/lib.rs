@@ -16,6 +16,7 @@ pub mod command;
 pub mod config;
 pub mod consistency;
 pub mod db;
+pub mod display;
 pub mod error;
 pub mod history;
 pub mod http;

@@ -256,3 +256,14 @@ diesel::table! {
         locked_until -> Nullable<Timestamptz>,
     }
 }
+
+diesel::table! {
+    room_display_token (id) {
+        id -> Int8,
+        room -> Text,
+        token_hash -> Text,
+        created_by -> Nullable<Int8>,
+        created_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}

@@ -63,7 +63,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/admin/rooms/{code}", web::get().to(admin::rooms::edit))
         .route("/admin/rooms/{code}", web::post().to(admin::rooms::update))
         .route("/admin/rooms/{code}/retire", web::post().to(admin::rooms::retire))
-        .route("/static/grid.css", web::get().to(grid_css));
+        .route("/admin/rooms/{code}/display-token", web::post().to(admin::rooms::issue_display_token))
+        .route("/admin/rooms/{code}/display-token/revoke", web::post().to(admin::rooms::revoke_display_tokens))
+        .route("/static/grid.css", web::get().to(grid_css))
+        .configure(crate::display::http::routes);
 }
 
 async fn grid_css() -> HttpResponse {

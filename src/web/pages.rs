@@ -264,6 +264,10 @@ pub struct RoomEditPage {
     pub form: RoomForm,
     pub retire_key: String,
     pub message: Option<Notice>,
+    /// Live door-display tokens of the room.
+    pub display_tokens: i64,
+    /// The display address of a token just created (shown once).
+    pub new_display: Option<String>,
 }
 
 pub struct PendingLine {

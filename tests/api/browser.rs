@@ -306,3 +306,62 @@ async fn catalogue_pages(app: &TestApp, c: &Client, date: &str) -> Result<(), fa
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_door_display_in_both_orientations() {
+    let app = TestApp::spawn().await;
+    add_room(
+        &app,
+        json!({"code": "DOOR", "name": "3층 큰 회의실", "capacity": 12,
+                           "equipment": ["projector", "video"], "checkInRequired": true}),
+    )
+    .await;
+    let admin = crate::web::Browser::new(&app);
+    admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    let url = crate::display::display_url(&admin, "DOOR").await;
+    // Later today: two bookings, shown as the next ones.
+    use yeyak::clock::Clock;
+    let now = app.clock.now();
+    use chrono::DurationRound;
+    let hour = now.duration_trunc(chrono::Duration::hours(1)).unwrap();
+    for (i, (title, h)) in [("디자인 리뷰", 2), ("채용 면접 (2차)", 3)].iter().enumerate() {
+        let s = hour + chrono::Duration::hours(*h);
+        app.create_booking(
+            TENANT_ONE,
+            "kim",
+            &format!("d{i}"),
+            &booking(title, &["DOOR"], &s.to_rfc3339(), &(s + chrono::Duration::minutes(50)).to_rfc3339()),
+        )
+        .await;
+    }
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = door(&app, &c, &url).await;
+    let _ = c.close().await;
+    result.unwrap();
+}
+
+async fn door(app: &TestApp, c: &Client, url: &str) -> Result<(), fantoccini::error::CmdError> {
+    for (w, h, name) in [(800, 1280, "portrait"), (1280, 800, "landscape")] {
+        c.set_window_size(w, h).await?;
+        c.goto(&app.url(url)).await?;
+        c.wait().for_element(Locator::Css("body.free")).await?;
+        screenshot(c, &format!("display-free-{name}")).await;
+        assert_accessible(c, &format!("display, free, {name}")).await;
+    }
+    // Book now for 30 minutes at the door: busy, with a check-in button.
+    c.find(Locator::Css("button[name=minutes][value='30']")).await?.click().await?;
+    c.wait().for_element(Locator::Css("body.busy")).await?;
+    assert!(c.source().await?.contains("체크인 (바로 예약)"));
+    for (w, h, name) in [(800, 1280, "portrait"), (1280, 800, "landscape")] {
+        c.set_window_size(w, h).await?;
+        c.refresh().await?;
+        c.wait().for_element(Locator::Css("body.busy")).await?;
+        screenshot(c, &format!("display-busy-{name}")).await;
+        assert_accessible(c, &format!("display, busy, {name}")).await;
+    }
+    c.find(Locator::Css(".check-in button")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".notice.ok")).await?;
+    assert!(c.source().await?.contains("체크인 완료"));
+    Ok(())
+}

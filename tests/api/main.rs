@@ -8,6 +8,7 @@ mod capacity;
 mod catalogue;
 mod checkin;
 mod consistency;
+mod display;
 mod drills;
 mod fuzz;
 mod hostile;

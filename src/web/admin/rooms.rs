@@ -182,6 +182,24 @@ async fn render_edit(
     message: Option<Notice>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
+    render_edit_with(state, req, user, room, form, message, None, status).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn render_edit_with(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    room: Room,
+    form: Option<RoomForm>,
+    message: Option<Notice>,
+    new_display: Option<String>,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
+    let display_tokens = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        crate::display::live(&mut conn, &room.code).await?
+    };
     let csrf = Csrf::for_render(req, state);
     let page = RoomEditPage {
         nav: nav(user, &csrf.token),
@@ -190,6 +208,8 @@ async fn render_edit(
         retire_key: IdempotencyKey::generate().as_str().to_owned(),
         room,
         message,
+        display_tokens,
+        new_display,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -256,4 +276,46 @@ pub async fn retire(
             render_edit(&state, &req, &user, room, None, Some(notice), status_of(&err)).await
         }
     }
+}
+
+/// Creates a door-display token for the room and shows its address once.
+pub async fn issue_display_token(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(StaffForm { user, .. }): AdminForm,
+    code: web::Path<String>,
+) -> Result<HttpResponse, WebError> {
+    let now = state.clock.now();
+    let issued = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        crate::display::issue(&mut conn, &code, Some(user.id), now).await
+    };
+    let room = load(&state, &code).await?;
+    match issued {
+        Ok(token) => {
+            let url = format!("/display/{}?token={token}", room.code);
+            let notice = Notice::ok("도어 디스플레이 주소를 만들었습니다. 지금 한 번만 보입니다.");
+            render_edit_with(&state, &req, &user, room, None, Some(notice), Some(url), StatusCode::OK).await
+        }
+        Err(crate::idempotency::CommandError::Db(e)) => Err(e.into()),
+        Err(crate::idempotency::CommandError::Reject(e) | crate::idempotency::CommandError::Invalid(e)) => {
+            render_edit(&state, &req, &user, room, None, Some(Notice::error(korean(&e))), status_of(&e)).await
+        }
+    }
+}
+
+/// Revokes every display token of the room; the displays stop at once.
+pub async fn revoke_display_tokens(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    AdminForm(StaffForm { user, .. }): AdminForm,
+    code: web::Path<String>,
+) -> Result<HttpResponse, WebError> {
+    let revoked = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        crate::display::revoke(&mut conn, &code, state.clock.now()).await?
+    };
+    let room = load(&state, &code).await?;
+    let notice = Notice::ok(format!("도어 디스플레이 토큰 {revoked}개를 폐기했습니다."));
+    render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await
 }

@@ -1,0 +1,1 @@
+DROP TABLE room_display_token;
