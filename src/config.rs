@@ -127,6 +127,18 @@ pub struct Config {
     #[arg(long, env = "YEYAK_CHECK_IN_GRACE_MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=1440))]
     pub check_in_grace_minutes: u32,
 
+    /// SMTP server for booking mail, e.g. `smtp://127.0.0.1:2525` or `smtps://user:pass@host`; unset: no mail.
+    #[arg(long, env = "YEYAK_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+
+    /// Sender of booking mail.
+    #[arg(long, env = "YEYAK_MAIL_FROM", default_value = "yeyak <rooms@yeyak.local>")]
+    pub mail_from: String,
+
+    /// Minutes before a booking starts that its organizer gets a reminder (0: none).
+    #[arg(long, env = "YEYAK_REMINDER_MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u32).range(0..=10080))]
+    pub reminder_minutes: u32,
+
     /// Run the expiry sweeper and the outbox delivery worker in this process.
     #[arg(long, env = "YEYAK_BACKGROUND", default_value_t = true, action = clap::ArgAction::Set)]
     pub background: bool,

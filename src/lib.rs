@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod auth;
 pub mod background;
+pub mod calendar;
 pub mod capacity;
 pub mod catalogue;
 pub mod checkin;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod history;
 pub mod http;
 pub mod idempotency;
+pub mod mail;
 pub mod metrics;
 pub mod outbox;
 pub mod rooms;

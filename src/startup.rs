@@ -81,6 +81,15 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         max_active_bookings: config.max_active_bookings,
         check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
         check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
+        mail: config.smtp_url.is_some(),
+    };
+    let calendar_host = crate::calendar::host(None);
+    let mailer = match &config.smtp_url {
+        Some(url) => Some(Arc::new(
+            crate::mail::smtp::Mailer::new(url, &config.mail_from, config.timezone, &calendar_host)
+                .map_err(StartupError::Config)?,
+        )),
+        None => None,
     };
     let admission = Arc::new(build_admission(&config)?);
     let metrics = Arc::new(crate::metrics::Metrics::new());
@@ -88,7 +97,11 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, offer_ttl)
             .with_bulkhead(admission.bulkhead.clone())
             .with_metrics(metrics.clone())
-            .with_booking_policy(policy),
+            .with_booking_policy(policy)
+            .with_reminders(
+                (policy.mail && config.reminder_minutes > 0)
+                    .then(|| Duration::minutes(i64::from(config.reminder_minutes))),
+            ),
     );
     let background = config.background.then(|| {
         let provider = match &config.webhook_url {
@@ -98,9 +111,15 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         Background::spawn(
             sweeper.clone(),
             std::time::Duration::from_millis(config.sweep_interval_ms.max(10)),
-            DeliveryWorker::new(pool.clone(), clock.clone(), provider)
-                .with_bulkhead(admission.bulkhead.clone())
-                .with_metrics(metrics.clone()),
+            {
+                let worker = DeliveryWorker::new(pool.clone(), clock.clone(), provider)
+                    .with_bulkhead(admission.bulkhead.clone())
+                    .with_metrics(metrics.clone());
+                match &mailer {
+                    Some(m) => worker.with_mail(Provider::Smtp(m.clone())),
+                    None => worker,
+                }
+            },
             std::time::Duration::from_millis(config.outbox_poll_ms),
             crate::background::Retention {
                 pool: pool.clone(),
@@ -120,6 +139,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
         timezone: config.timezone,
+        calendar_host,
         policy,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),

@@ -27,6 +27,8 @@ pub struct AppState {
     /// The room catalogue as pages draw it (reloaded within a second).
     pub catalogue: Catalogue,
     pub timezone: Tz,
+    /// Host of calendar UIDs and mail Message-IDs.
+    pub calendar_host: String,
     /// Quota and check-in window (SPEC §11, §12).
     pub policy: crate::rooms::domain::Policy,
     pub idempotency_lease: Duration,

@@ -46,8 +46,7 @@ pub async fn release_due(
         let now = clock.now();
         let actor = &actor;
         let released = db::transaction(pool, stats, |conn| {
-            async move { crate::rooms::store::release_no_shows(conn, policy.check_in_grace, BATCH, actor, now).await }
-                .scope_boxed()
+            async move { crate::rooms::store::release_no_shows(conn, policy, BATCH, actor, now).await }.scope_boxed()
         })
         .await
         .map_err(|e| match e {

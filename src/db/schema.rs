@@ -196,8 +196,9 @@ diesel::allow_tables_to_appear_in_same_query!(
 );
 
 diesel::table! {
-    notification_outbox (delivery_id) {
+    notification_outbox (delivery_id, channel) {
         delivery_id -> Text,
+        channel -> Text,
         kind -> Text,
         payload -> Jsonb,
         status -> Text,
@@ -212,8 +213,9 @@ diesel::table! {
 }
 
 diesel::table! {
-    notification_attempt (delivery_id, attempt, worker) {
+    notification_attempt (delivery_id, channel, attempt, worker) {
         delivery_id -> Text,
+        channel -> Text,
         attempt -> Int4,
         worker -> Uuid,
         attempted_at -> Timestamptz,
@@ -222,7 +224,6 @@ diesel::table! {
     }
 }
 
-diesel::joinable!(notification_attempt -> notification_outbox (delivery_id));
 diesel::allow_tables_to_appear_in_same_query!(notification_outbox, notification_attempt);
 
 diesel::table! {
@@ -233,6 +234,8 @@ diesel::table! {
         password_hash -> Text,
         is_admin -> Bool,
         created_at -> Timestamptz,
+        email -> Nullable<Text>,
+        calendar_generation -> Int4,
     }
 }
 

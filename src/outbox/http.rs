@@ -27,9 +27,12 @@ pub async fn redrive(
     db::begin(conn).await.map_err(DbError::from)?;
     let result = store::redrive(conn, &id, state.clock.now()).await;
     let before = db::finish(conn, result).await.map_err(DbError::from)?;
-    match before.as_deref() {
+    let exhausted = before.iter().any(|s| s == "EXHAUSTED");
+    match before.first().map(String::as_str) {
         None => Err(ApiError::not_found("delivery")),
-        Some("EXHAUSTED") => Ok(HttpResponse::Ok().json(Redriven { delivery_id: id.into_inner(), status: "PENDING" })),
+        Some(_) if exhausted => {
+            Ok(HttpResponse::Ok().json(Redriven { delivery_id: id.into_inner(), status: "PENDING" }))
+        }
         Some(other) => Err(ApiError::new(
             ErrorCode::InvalidState,
             format!("only EXHAUSTED deliveries can be re-driven, this one is {other}"),

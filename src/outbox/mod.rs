@@ -121,6 +121,35 @@ pub async fn enqueue_all(conn: &mut Conn, intents: &[Intent], now: DateTime<Utc>
     diesel::insert_into(outbox::table).values(rows).on_conflict_do_nothing().execute(conn).await
 }
 
+/// Writes the `mail` copies of booking notices for organizers who have an
+/// email (one statement; the address is read in this transaction). Each
+/// intent is paired with its organizer's staff id.
+pub async fn enqueue_mail(conn: &mut Conn, intents: &[(Intent, i64)], now: DateTime<Utc>) -> QueryResult<usize> {
+    use diesel::sql_types::{Array, Int8, Jsonb, Text, Timestamptz};
+    if intents.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<&str> = intents.iter().map(|(i, _)| i.delivery_id.as_str()).collect();
+    let kinds: Vec<&str> = intents.iter().map(|(i, _)| i.kind.as_str()).collect();
+    let payloads: Vec<&Value> = intents.iter().map(|(i, _)| &i.payload).collect();
+    let staff: Vec<i64> = intents.iter().map(|(_, s)| *s).collect();
+    diesel::sql_query(
+        "INSERT INTO notification_outbox (delivery_id, channel, kind, payload, status, next_attempt_at, created_at)
+         SELECT i.delivery_id, 'mail', i.kind, i.payload || jsonb_build_object('to', s.email, 'toName', s.display_name),
+                'PENDING', $5, $5
+           FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::int8[]) AS i(delivery_id, kind, payload, staff_id)
+           JOIN staff_user s ON s.id = i.staff_id AND s.email IS NOT NULL
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<Text>, _>(ids)
+    .bind::<Array<Text>, _>(kinds)
+    .bind::<Array<Jsonb>, _>(payloads)
+    .bind::<Array<Int8>, _>(staff)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await
+}
+
 /// Exponential backoff with jitter: attempt n waits 2 s · 2^(n-1), at most
 /// 10 s, minus up to 20 % at random (so that workers spread out); after
 /// `max_attempts` the delivery is EXHAUSTED.

@@ -23,7 +23,30 @@ pub enum SendOutcome {
 #[derive(Debug, Clone)]
 pub enum Provider {
     Log,
-    Webhook { url: String, client: reqwest::Client },
+    Webhook {
+        url: String,
+        client: reqwest::Client,
+    },
+    /// The `mail` channel: SMTP.
+    Smtp(std::sync::Arc<crate::mail::smtp::Mailer>),
+}
+
+/// The provider of each outbox channel.
+#[derive(Debug, Clone)]
+pub struct Providers {
+    /// `webhook` rows: the webhook, or the log when none is set.
+    pub webhook: Provider,
+    /// `mail` rows: SMTP when `YEYAK_SMTP_URL` is set.
+    pub mail: Option<Provider>,
+}
+
+impl Providers {
+    pub fn send_to(&self, channel: &str) -> Option<&Provider> {
+        match channel {
+            "mail" => self.mail.as_ref(),
+            _ => Some(&self.webhook),
+        }
+    }
 }
 
 impl Provider {
@@ -56,6 +79,7 @@ impl Provider {
                     Err(e) => SendOutcome::Retryable(format!("request failed: {e}")),
                 }
             }
+            Provider::Smtp(mailer) => mailer.send(n).await,
         }
     }
 }

@@ -17,6 +17,9 @@ use crate::db::Conn;
 pub struct Claimed {
     #[diesel(sql_type = diesel::sql_types::Text)]
     pub delivery_id: String,
+    /// `webhook` or `mail`: which provider delivers it.
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub channel: String,
     #[diesel(sql_type = diesel::sql_types::Text)]
     pub kind: String,
     #[diesel(sql_type = diesel::sql_types::Jsonb)]
@@ -40,14 +43,14 @@ pub async fn claim(
     diesel::sql_query(
         "UPDATE notification_outbox o
             SET claimed_by = $1, claim_expires_at = $3, attempt_count = o.attempt_count + 1
-          WHERE o.delivery_id IN (
-                SELECT delivery_id FROM notification_outbox
+          WHERE (o.delivery_id, o.channel) IN (
+                SELECT delivery_id, channel FROM notification_outbox
                  WHERE status = 'PENDING' AND next_attempt_at <= $2
                    AND (claim_expires_at IS NULL OR claim_expires_at <= $2)
                  ORDER BY next_attempt_at
                  LIMIT $4
                  FOR UPDATE SKIP LOCKED)
-      RETURNING o.delivery_id, o.kind, o.payload, o.attempt_count, o.created_at",
+      RETURNING o.delivery_id, o.channel, o.kind, o.payload, o.attempt_count, o.created_at",
     )
     .bind::<SqlUuid, _>(worker)
     .bind::<Timestamptz, _>(now)
@@ -61,8 +64,7 @@ pub async fn claim(
 /// Records what one attempt did (for operators and tests).
 pub async fn record_attempt(
     conn: &mut Conn,
-    delivery_id: &str,
-    attempt_no: i32,
+    delivery: &Claimed,
     worker: Uuid,
     now: DateTime<Utc>,
     outcome: &str,
@@ -70,8 +72,9 @@ pub async fn record_attempt(
 ) -> QueryResult<()> {
     diesel::insert_into(attempt::table)
         .values((
-            attempt::delivery_id.eq(delivery_id),
-            attempt::attempt.eq(attempt_no),
+            attempt::delivery_id.eq(&delivery.delivery_id),
+            attempt::channel.eq(&delivery.channel),
+            attempt::attempt.eq(delivery.attempt_count),
             attempt::worker.eq(worker),
             attempt::attempted_at.eq(now),
             attempt::outcome.eq(outcome),
@@ -84,9 +87,18 @@ pub async fn record_attempt(
 }
 
 /// PENDING → DELIVERED, only for the current claimant.
-pub async fn mark_delivered(conn: &mut Conn, delivery_id: &str, worker: Uuid, now: DateTime<Utc>) -> QueryResult<bool> {
+pub async fn mark_delivered(
+    conn: &mut Conn,
+    delivery_id: &str,
+    channel: &str,
+    worker: Uuid,
+    now: DateTime<Utc>,
+) -> QueryResult<bool> {
     let n = diesel::update(
-        outbox::table.find(delivery_id).filter(outbox::claimed_by.eq(worker)).filter(outbox::status.eq("PENDING")),
+        outbox::table
+            .find((delivery_id, channel))
+            .filter(outbox::claimed_by.eq(worker))
+            .filter(outbox::status.eq("PENDING")),
     )
     .set((
         outbox::status.eq("DELIVERED"),
@@ -108,6 +120,7 @@ pub async fn mark_delivered(conn: &mut Conn, delivery_id: &str, worker: Uuid, no
 pub async fn mark_failed(
     conn: &mut Conn,
     delivery_id: &str,
+    channel: &str,
     worker: Uuid,
     next_attempt_at: Option<DateTime<Utc>>,
     error: &str,
@@ -115,7 +128,10 @@ pub async fn mark_failed(
     let exhausted = next_attempt_at.is_none();
     let next = next_attempt_at;
     let n = diesel::update(
-        outbox::table.find(delivery_id).filter(outbox::claimed_by.eq(worker)).filter(outbox::status.eq("PENDING")),
+        outbox::table
+            .find((delivery_id, channel))
+            .filter(outbox::claimed_by.eq(worker))
+            .filter(outbox::status.eq("PENDING")),
     )
     .set((
         outbox::status.eq(if exhausted { "EXHAUSTED" } else { "PENDING" }),
@@ -130,16 +146,22 @@ pub async fn mark_failed(
     Ok(n == 1)
 }
 
-/// EXHAUSTED → PENDING with a fresh attempt budget (an admin's re-drive).
-pub async fn redrive(conn: &mut Conn, delivery_id: &str, now: DateTime<Utc>) -> QueryResult<Option<String>> {
-    let current: Option<String> =
-        outbox::table.find(delivery_id).select(outbox::status).for_update().first(conn).await.optional()?;
-    if current.as_deref() == Some("EXHAUSTED") {
-        diesel::update(outbox::table.find(delivery_id))
-            .set((outbox::status.eq("PENDING"), outbox::attempt_count.eq(0), outbox::next_attempt_at.eq(now)))
-            .cached()
-            .execute(conn)
-            .await?;
+/// EXHAUSTED → PENDING with a fresh attempt budget (an admin's re-drive), on
+/// every channel of the delivery that gave up. Returns the statuses found.
+pub async fn redrive(conn: &mut Conn, delivery_id: &str, now: DateTime<Utc>) -> QueryResult<Vec<String>> {
+    let current: Vec<String> = outbox::table
+        .filter(outbox::delivery_id.eq(delivery_id))
+        .select(outbox::status)
+        .for_update()
+        .load(conn)
+        .await?;
+    if current.iter().any(|s| s == "EXHAUSTED") {
+        diesel::update(
+            outbox::table.filter(outbox::delivery_id.eq(delivery_id)).filter(outbox::status.eq("EXHAUSTED")),
+        )
+        .set((outbox::status.eq("PENDING"), outbox::attempt_count.eq(0), outbox::next_attempt_at.eq(now)))
+        .execute(conn)
+        .await?;
     }
     Ok(current)
 }

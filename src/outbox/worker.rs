@@ -7,7 +7,7 @@ use chrono::Duration;
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::provider::{Provider, SendOutcome};
+use super::provider::{Provider, Providers, SendOutcome};
 use super::store::{self, Claimed};
 use super::RetryPolicy;
 use crate::admission::{Bulkhead, Lane};
@@ -33,7 +33,7 @@ pub struct DeliveryWorker {
     pub id: Uuid,
     pool: Pool,
     clock: Arc<dyn Clock>,
-    provider: Provider,
+    providers: Providers,
     policy: RetryPolicy,
     bulkhead: Option<Arc<Bulkhead>>,
     metrics: Arc<crate::metrics::Metrics>,
@@ -45,11 +45,17 @@ impl DeliveryWorker {
             id: Uuid::new_v4(),
             pool,
             clock,
-            provider,
+            providers: Providers { webhook: provider, mail: None },
             policy: RetryPolicy::default(),
             bulkhead: None,
             metrics: Arc::default(),
         }
+    }
+
+    /// Delivers `mail` rows with this provider (SMTP).
+    pub fn with_mail(mut self, mail: Provider) -> Self {
+        self.providers.mail = Some(mail);
+        self
     }
 
     /// Records delivery latency in the application's metrics.
@@ -72,7 +78,12 @@ impl DeliveryWorker {
 
     /// Sends one claimed delivery and settles it.
     pub async fn deliver(&self, n: &Claimed, summary: &mut DeliverySummary) -> Result<(), DbError> {
-        let outcome = self.provider.send(n).await;
+        let outcome = match self.providers.send_to(&n.channel) {
+            Some(provider) => provider.send(n).await,
+            None => {
+                SendOutcome::Retryable(format!("no provider for the {} channel (is YEYAK_SMTP_URL set?)", n.channel))
+            }
+        };
         let now = self.clock.now();
         let mut pooled = self.pool.get().await?;
         let conn: &mut db::Conn = &mut pooled;
@@ -107,18 +118,18 @@ impl DeliveryWorker {
         };
         let result = match outcome {
             SendOutcome::Accepted | SendOutcome::Duplicate => {
-                ("DELIVERED", store::mark_delivered(conn, &n.delivery_id, self.id, now).await?)
+                ("DELIVERED", store::mark_delivered(conn, &n.delivery_id, &n.channel, self.id, now).await?)
             }
             SendOutcome::Retryable(e) | SendOutcome::Permanent(e) => {
                 let permanent = matches!(outcome, SendOutcome::Permanent(_));
                 let exhausted = permanent || n.attempt_count >= self.policy.max_attempts;
                 let next = (!exhausted).then(|| now + self.policy.delay(n.attempt_count));
-                let applied = store::mark_failed(conn, &n.delivery_id, self.id, next, e).await?;
+                let applied = store::mark_failed(conn, &n.delivery_id, &n.channel, self.id, next, e).await?;
                 (if exhausted { "EXHAUSTED" } else { "PENDING" }, applied)
             }
         };
         let recorded = if result.1 { recorded } else { "STALE" };
-        store::record_attempt(conn, &n.delivery_id, n.attempt_count, self.id, now, recorded, detail).await?;
+        store::record_attempt(conn, n, self.id, now, recorded, detail).await?;
         Ok(result)
     }
 

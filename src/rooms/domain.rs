@@ -112,6 +112,8 @@ pub struct Policy {
     pub check_in_open: Duration,
     /// …and closes this long after it; then the sweeper releases the booking.
     pub check_in_grace: Duration,
+    /// Notices also go by mail (`YEYAK_SMTP_URL` is set).
+    pub mail: bool,
 }
 
 impl Default for Policy {
@@ -120,6 +122,7 @@ impl Default for Policy {
             max_active_bookings: None,
             check_in_open: Duration::minutes(10),
             check_in_grace: Duration::minutes(15),
+            mail: false,
         }
     }
 }
@@ -206,12 +209,18 @@ impl TimeRange {
 pub struct Title(String);
 
 impl Title {
+    /// A title may span lines (`\n`, with `\r\n` read as `\n`); no other
+    /// control character.
     pub fn parse(raw: &str) -> Result<Self, ApiError> {
-        Self::parse_field("title", raw)
+        Self::parse_text("title", &raw.replace("\r\n", "\n"), true)
     }
 
-    /// Same rules for any short display text (organizer names).
+    /// Same rules for any short one-line display text (organizer names).
     pub fn parse_field(field: &str, raw: &str) -> Result<Self, ApiError> {
+        Self::parse_text(field, raw, false)
+    }
+
+    fn parse_text(field: &str, raw: &str, lines: bool) -> Result<Self, ApiError> {
         let t = raw.trim();
         let len = t.chars().count();
         if len == 0 {
@@ -220,7 +229,7 @@ impl Title {
         if len > 200 {
             return Err(ApiError::malformed(field, "must be at most 200 characters"));
         }
-        if t.chars().any(char::is_control) {
+        if t.chars().any(|c| c.is_control() && !(lines && c == '\n')) {
             return Err(ApiError::malformed(field, "must not contain control characters"));
         }
         Ok(Title(t.to_owned()))
@@ -267,5 +276,7 @@ mod tests {
         assert!(Title::parse("   ").is_err());
         assert!(Title::parse(&"가".repeat(201)).is_err());
         assert_eq!(Title::parse("<b>'; DROP TABLE x;--").unwrap().as_str(), "<b>'; DROP TABLE x;--");
+        assert_eq!(Title::parse("첫 줄\r\n둘째 줄").unwrap().as_str(), "첫 줄\n둘째 줄");
+        assert!(Title::parse("a\tb").is_err() && Title::parse_field("organizerName", "a\nb").is_err());
     }
 }

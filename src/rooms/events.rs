@@ -58,10 +58,23 @@ fn created_changes(b: &Booking) -> Changes {
         .set("status", b.status)
 }
 
-async fn enqueue(conn: &mut Conn, intents: Vec<Intent>, now: DateTime<Utc>) -> diesel::QueryResult<()> {
-    if !intents.is_empty() {
-        outbox::enqueue_all(conn, &intents, now).await?;
+/// Writes the notices: to the webhook channel always, and by mail to
+/// organizers with an email when mail is on. A booking that moved, went or
+/// was shortened withdraws its pending reminder.
+async fn enqueue(conn: &mut Conn, notices: Vec<(Intent, &Booking)>, ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
+    if notices.is_empty() {
+        return Ok(());
     }
+    let withdrawn: Vec<i64> =
+        notices.iter().filter(|(i, _)| i.kind != Kind::BookingCreated).map(|(_, b)| b.id).collect();
+    crate::mail::reminders::withdraw(conn, &withdrawn).await?;
+    if ctx.policy.mail {
+        let mail: Vec<(Intent, i64)> =
+            notices.iter().filter_map(|(i, b)| b.organizer_staff_id.map(|s| (i.clone(), s))).collect();
+        outbox::enqueue_mail(conn, &mail, ctx.now).await?;
+    }
+    let intents: Vec<Intent> = notices.into_iter().map(|(i, _)| i).collect();
+    outbox::enqueue_all(conn, &intents, ctx.now).await?;
     Ok(())
 }
 
@@ -69,7 +82,7 @@ async fn enqueue(conn: &mut Conn, intents: Vec<Intent>, now: DateTime<Utc>) -> d
 pub async fn created(conn: &mut Conn, bookings: &[&Booking], ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
     let events = bookings.iter().map(|b| (b.id, created_changes(b))).collect();
     history::record_many(conn, events, Action::Created, &ctx.actor.name, ctx.now).await?;
-    enqueue(conn, bookings.iter().filter_map(|b| intent(b, Action::Created)).collect(), ctx.now).await
+    enqueue(conn, bookings.iter().filter_map(|b| intent(b, Action::Created).map(|i| (i, *b))).collect(), ctx).await
 }
 
 /// The fields a change touched.
@@ -99,7 +112,7 @@ pub fn action_of(before: &Booking, after: &Booking) -> Action {
 pub async fn changed(conn: &mut Conn, before: &Booking, after: &Booking, ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
     let action = action_of(before, after);
     history::record(conn, after.id, action, &ctx.actor.name, diff(before, after), ctx.now).await?;
-    enqueue(conn, intent(after, action).into_iter().collect(), ctx.now).await
+    enqueue(conn, intent(after, action).map(|i| (i, after)).into_iter().collect(), ctx).await
 }
 
 /// Many bookings changed the same way by one command.
@@ -111,7 +124,7 @@ pub async fn changed_many(
 ) -> diesel::QueryResult<()> {
     let events = pairs.iter().map(|(b, a)| (a.id, diff(b, a))).collect();
     history::record_many(conn, events, action, &ctx.actor.name, ctx.now).await?;
-    enqueue(conn, pairs.iter().filter_map(|(_, a)| intent(a, action)).collect(), ctx.now).await
+    enqueue(conn, pairs.iter().filter_map(|(_, a)| intent(a, action).map(|i| (i, *a))).collect(), ctx).await
 }
 
 /// An admin's approval or rejection, with the reason given.
@@ -128,7 +141,7 @@ pub async fn decided(
         changes = changes.set("reason", reason);
     }
     history::record(conn, after.id, action, &ctx.actor.name, changes, ctx.now).await?;
-    enqueue(conn, intent(after, action).into_iter().collect(), ctx.now).await
+    enqueue(conn, intent(after, action).map(|i| (i, after)).into_iter().collect(), ctx).await
 }
 
 /// No-shows released by the sweeper: `ends` holds each booking's end before.
@@ -150,5 +163,5 @@ pub async fn released(
         })
         .collect();
     history::record_many(conn, events, Action::Released, &ctx.actor.name, ctx.now).await?;
-    enqueue(conn, after.iter().filter_map(|a| intent(a, Action::Released)).collect(), ctx.now).await
+    enqueue(conn, after.iter().filter_map(|a| intent(a, Action::Released).map(|i| (i, a))).collect(), ctx).await
 }

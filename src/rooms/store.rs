@@ -76,6 +76,10 @@ pub struct Booking {
     #[serde(skip)]
     #[diesel(sql_type = Nullable<Timestamptz>)]
     pub occurrence_start: Option<DateTime<Utc>>,
+    /// The last change (an event's DTSTAMP).
+    #[serde(skip)]
+    #[diesel(sql_type = Timestamptz)]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Booking {
@@ -125,7 +129,7 @@ pub struct MoveBooking {
 pub const BOOKING_COLUMNS: &str = "
 SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id, r.starts_at, r.ends_at,
        r.cancelled_at, r.version, r.status, r.series_id, r.check_in_required, r.checked_in_at, r.released_at,
-       r.is_exception, r.occurrence_start,
+       r.is_exception, r.occurrence_start, r.updated_at,
        COALESCE(array_agg(rr.room ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL), '{}') AS rooms
   FROM reservation r
   LEFT JOIN reservation_room rr ON rr.reservation_id = r.id
@@ -566,7 +570,7 @@ pub fn ceil_minute(t: DateTime<Utc>) -> DateTime<Utc> {
 /// UPDATE makes a second run (or a second process) release nothing again.
 pub async fn release_no_shows(
     conn: &mut Conn,
-    grace: Duration,
+    policy: Policy,
     limit: i64,
     actor: &Acting,
     now: DateTime<Utc>,
@@ -587,7 +591,7 @@ pub async fn release_no_shows(
           WHERE r.id = old.id
       RETURNING r.id, old.ends_at AS old_ends_at",
     )
-    .bind::<Timestamptz, _>(now - grace)
+    .bind::<Timestamptz, _>(now - policy.check_in_grace)
     .bind::<Timestamptz, _>(now)
     .bind::<Int8, _>(limit)
     .bind::<Timestamptz, _>(ceil_minute(now))
@@ -607,7 +611,6 @@ pub async fn release_no_shows(
     .execute(conn)
     .await?;
     let after = find_many(conn, &ids).await?;
-    let policy = Policy::default();
     let ctx = Ctx { actor, policy, now };
     events::released(conn, &after, &released.iter().map(|r| (r.id, r.old_ends_at)).collect::<Vec<_>>(), &ctx).await?;
     Ok(after.len())

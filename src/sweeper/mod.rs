@@ -75,6 +75,8 @@ pub struct Sweeper {
     metrics: Arc<crate::metrics::Metrics>,
     /// Releases no-show bookings each tick when set (SPEC §11).
     booking_policy: Option<crate::rooms::domain::Policy>,
+    /// Enqueues mail reminders this long before bookings start (SPEC §10).
+    reminders: Option<Duration>,
 }
 
 impl Sweeper {
@@ -96,7 +98,25 @@ impl Sweeper {
             bulkhead: None,
             metrics: Arc::default(),
             booking_policy: None,
+            reminders: None,
         }
+    }
+
+    /// Also enqueues booking reminders on each elected tick.
+    pub fn with_reminders(mut self, ahead: Option<Duration>) -> Self {
+        self.reminders = ahead;
+        self
+    }
+
+    /// Reminders due now, enqueued once each (their delivery ids decide).
+    pub async fn enqueue_reminders(&self) -> Result<usize, DbError> {
+        let Some(ahead) = self.reminders else { return Ok(0) };
+        let _lane = match &self.bulkhead {
+            Some(b) => b.enter(Lane::Background).await,
+            None => None,
+        };
+        let mut conn = self.pool.get().await?;
+        Ok(crate::mail::reminders::enqueue_due(&mut conn, self.clock.now(), ahead).await?)
     }
 
     /// Also releases no-show bookings on each elected tick.
@@ -185,6 +205,7 @@ impl Sweeper {
         }
         let summary = self.sweep(MAX_RESOURCES).await?;
         self.release_no_shows().await?;
+        self.enqueue_reminders().await?;
         Ok(TickOutcome::Elected(summary))
     }
 
@@ -199,6 +220,7 @@ impl Sweeper {
         let _slot = self.running.lock().await;
         let summary = self.sweep(max_resources).await?;
         self.release_no_shows().await?;
+        self.enqueue_reminders().await?;
         Ok(summary)
     }
 

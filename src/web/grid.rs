@@ -259,6 +259,7 @@ mod tests {
             organizer_staff_id: None,
             is_exception: false,
             occurrence_start: None,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
         }
     }
 

@@ -43,6 +43,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/find", web::get().to(find::find))
         .route("/my", web::get().to(my::my))
         .route("/bookings", web::post().to(bookings::create))
+        .configure(crate::calendar::http::routes)
         .route("/bookings/{id}", web::get().to(bookings::detail))
         .route("/bookings/{id}/move", web::post().to(bookings::move_booking))
         .route("/bookings/{id}/cancel", web::get().to(bookings::confirm_cancel))

@@ -118,7 +118,7 @@ async fn a_crash_after_the_receiver_accepted_is_recovered_with_one_effect() {
     // A comes back: its DELIVERED mark is refused, nothing changes.
     let mut conn = yeyak::db::establish(&app.database_url()).await.unwrap();
     use yeyak::clock::Clock;
-    assert!(!yeyak::outbox::store::mark_delivered(&mut conn, "waitlist-30-offered", a.id, app.clock.now())
+    assert!(!yeyak::outbox::store::mark_delivered(&mut conn, "waitlist-30-offered", "webhook", a.id, app.clock.now())
         .await
         .unwrap());
     let outcomes: Vec<String> = app

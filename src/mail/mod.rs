@@ -1,0 +1,131 @@
+//! Mail (SPEC §10): booking notices and reminders to staff with an email
+//! address, delivered by the outbox's `mail` channel — leased claims,
+//! retries with backoff, one row per stable delivery id, so nothing is sent
+//! twice for one version. Each message is Korean plain text plus the event
+//! as a `text/calendar` part (`METHOD:REQUEST`, or `METHOD:CANCEL` for a
+//! cancellation or rejection) with the booking's stable UID, so mail clients
+//! update their calendars. `smtp` sends them, `reminders` schedules them.
+
+pub mod reminders;
+pub mod smtp;
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Tz;
+use serde::Deserialize;
+
+use crate::calendar::ics::{self, Entry, Method, People};
+use crate::rooms::domain::Status;
+
+/// A booking notice as the outbox carries it (`rooms::events::payload`
+/// plus the recipient added at enqueue).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Notice {
+    pub booking_id: i64,
+    pub version: i32,
+    pub status: Status,
+    pub title: String,
+    pub organizer: String,
+    pub rooms: Vec<String>,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    pub to: String,
+    pub to_name: String,
+}
+
+/// A message ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub subject: String,
+    pub text: String,
+    pub calendar: String,
+    pub method: Method,
+}
+
+fn weekday(d: chrono::Weekday) -> &'static str {
+    ["월", "화", "수", "목", "금", "토", "일"][d.num_days_from_monday() as usize]
+}
+
+/// The message for an outbox `kind` (`booking.created`, `booking.reminder`, …).
+pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), created: DateTime<Utc>) -> Rendered {
+    let (s, e) = (n.starts_at.with_timezone(&tz), n.ends_at.with_timezone(&tz));
+    let when =
+        format!("{} ({}) {}–{}", s.format("%Y-%m-%d"), weekday(s.weekday()), s.format("%H:%M"), e.format("%H:%M"));
+    let (tag, headline) = match kind {
+        "booking.created" if n.status == Status::Pending => {
+            ("승인 대기", "예약을 받았습니다. 관리자의 승인을 기다립니다.")
+        }
+        "booking.created" => ("예약 확정", "회의실을 예약했습니다."),
+        "booking.moved" => ("예약 변경", "예약이 바뀌었습니다."),
+        "booking.cancelled" => ("예약 취소", "예약이 취소되었습니다. 그 시간은 이제 비어 있습니다."),
+        "booking.approved" => ("예약 승인", "예약이 승인되었습니다."),
+        "booking.rejected" => ("예약 거절", "예약이 거절되었습니다."),
+        "booking.released" => {
+            ("자동 반납", "체크인이 없어 예약을 자동으로 반납했습니다. 남은 시간은 다른 사람이 예약할 수 있습니다.")
+        }
+        "booking.reminder" => ("곧 시작", "곧 회의가 시작합니다."),
+        _ => ("알림", "예약 알림입니다."),
+    };
+    let method = match n.status {
+        Status::Cancelled | Status::Rejected => Method::Cancel,
+        _ => Method::Request,
+    };
+    let rooms = n.rooms.join("+");
+    let subject = format!("[{tag}] {} · {when}", n.title.replace('\n', " "));
+    let text = format!(
+        "{}님,\n\n{headline}\n\n제목: {}\n회의실: {rooms}\n시간: {when}\n예약한 사람: {}\n\n-- yeyak 회의실 예약\n",
+        n.to_name, n.title, n.organizer
+    );
+    let entry = Entry {
+        id: n.booking_id,
+        version: n.version,
+        title: &n.title,
+        organizer: &n.organizer,
+        status: n.status,
+        starts_at: n.starts_at,
+        ends_at: n.ends_at,
+        stamp: created,
+    };
+    let people = People { organizer: Some(from), attendee: Some((&n.to_name, &n.to)) };
+    let calendar = ics::calendar(&n.title, Some(method), vec![ics::event(&entry, host, &rooms, &people)]);
+    Rendered { subject, text, calendar, method }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notices_are_korean_with_a_calendar_part() {
+        let t = DateTime::parse_from_rfc3339("2030-01-07T01:00:00Z").unwrap().with_timezone(&Utc);
+        let n = Notice {
+            booking_id: 9,
+            version: 2,
+            status: Status::Cancelled,
+            title: "주간 회의".into(),
+            organizer: "김민지".into(),
+            rooms: vec!["A".into(), "B".into()],
+            starts_at: t,
+            ends_at: t + chrono::Duration::hours(1),
+            to: "kim@example.com".into(),
+            to_name: "김민지".into(),
+        };
+        let r = render(
+            "booking.cancelled",
+            &n,
+            chrono_tz::Asia::Seoul,
+            "rooms.example.com",
+            ("yeyak", "rooms@example.com"),
+            t,
+        );
+        assert_eq!(r.subject, "[예약 취소] 주간 회의 · 2030-01-07 (월) 10:00–11:00");
+        assert!(r.text.contains("김민지님") && r.text.contains("회의실: A+B"));
+        assert_eq!(r.method, Method::Cancel);
+        let cal = r.calendar.replace("\r\n ", "");
+        assert!(
+            cal.contains("METHOD:CANCEL")
+                && cal.contains("UID:booking-9@rooms.example.com")
+                && cal.contains("SEQUENCE:2")
+        );
+    }
+}
