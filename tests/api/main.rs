@@ -4,6 +4,7 @@ mod helpers;
 
 mod admission;
 mod browser;
+mod calendar;
 mod capacity;
 mod catalogue;
 mod checkin;
@@ -20,6 +21,7 @@ mod rooms;
 mod rooms_concurrency;
 mod rules;
 mod series;
+mod smtp_sink;
 mod startup;
 mod statements;
 mod sweeper;
