@@ -365,3 +365,113 @@ async fn door(app: &TestApp, c: &Client, url: &str) -> Result<(), fantoccini::er
     assert!(c.source().await?.contains("체크인 완료"));
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeat_bookings_the_week_my_bookings_and_approvals_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    add_room(&app, json!({"code": "BOARD", "name": "임원 회의실", "approvalRequired": true})).await;
+    let date = tomorrow(&app);
+    // Someone holds C two weeks from tomorrow at 10:00 (Seoul).
+    let day = |weeks: i64| {
+        (chrono::NaiveDate::parse_from_str(&date, "%Y-%m-%d").unwrap() + chrono::Duration::weeks(weeks)).to_string()
+    };
+    app.create_booking(
+        TENANT_ONE,
+        "bob",
+        "blocker",
+        &booking("선약", &["C"], &format!("{}T10:00:00+09:00", day(2)), &format!("{}T11:00:00+09:00", day(2))),
+    )
+    .await;
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = repeat_and_week(&app, &c, &date, &day(2), &day(5)).await;
+    let _ = c.close().await;
+    result.unwrap();
+}
+
+async fn repeat_and_week(
+    app: &TestApp,
+    c: &Client,
+    date: &str,
+    taken: &str,
+    until: &str,
+) -> Result<(), fantoccini::error::CmdError> {
+    sign_in(app, c).await?;
+    c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+    c.find(Locator::Css("#title")).await?.send_keys("주간 스탠드업").await?;
+    set_value(c, "#start", "10:00").await;
+    set_value(c, "#end", "10:30").await;
+    c.find(Locator::Css("input[name=rooms][value=C]")).await?.click().await?;
+    c.find(Locator::Css("#repeat option[value=weekly]")).await?.click().await?;
+    set_value(c, "#repeat_until", until).await;
+    c.find(Locator::Css("#book button[type=submit]:not([name])")).await?.click().await?;
+    // One date is taken: the page lists it and offers to book the rest.
+    let taken_list = c.wait().for_element(Locator::Css("#series-conflicts")).await?;
+    assert!(taken_list.text().await?.contains(taken), "{}", taken_list.text().await?);
+    assert!(c.find(Locator::Css("#form-error")).await?.text().await?.contains("이미 예약된 날짜가 1개"));
+    screenshot(c, "series-conflict").await;
+    assert_accessible(c, "series conflict").await;
+    c.find(Locator::Css("button[name=on_conflict][value=skip]")).await?.click().await?;
+    let notice = c.wait().for_element(Locator::Css(".notice.ok")).await?;
+    assert!(
+        notice.text().await?.contains("반복 예약 5건을 만들었습니다. 이미 예약된 1건은 건너뛰었습니다"),
+        "{}",
+        notice.text().await?
+    );
+    assert_eq!(app.count("SELECT count(*) FROM reservation WHERE series_id IS NOT NULL").await, 5);
+
+    // The week page shows the series, previous and next weeks move by seven days.
+    c.goto(&app.url(&format!("/rooms/week?date={date}"))).await?;
+    c.wait().for_element(Locator::Css("table.week")).await?;
+    assert!(c.source().await?.contains("주간 스탠드업"));
+    screenshot(c, "week").await;
+    assert_accessible(c, "week page").await;
+    c.find(Locator::Css("a[rel=next]")).await?.click().await?;
+    c.wait().for_element(Locator::Css("table.week")).await?;
+    assert!(c.current_url().await?.as_str().contains("date="));
+
+    // My bookings lists the occurrences and the series.
+    c.goto(&app.url("/my")).await?;
+    let page = c.source().await?;
+    assert!(page.contains("주간 스탠드업") && page.contains("내 반복 예약") && page.contains("앞으로 5회"));
+    screenshot(c, "my").await;
+    assert_accessible(c, "my bookings").await;
+
+    // Cancel this and the following from the second occurrence.
+    c.find(Locator::XPath("(//a[contains(., '주간 스탠드업')])[2]")).await?.click().await?;
+    assert_accessible(c, "occurrence page").await;
+    c.find(Locator::Css("a.danger")).await?.click().await?;
+    assert_accessible(c, "cancel scope").await;
+    c.find(Locator::Css("input[name=scope][value=following]")).await?.click().await?;
+    c.find(Locator::Css("button.danger")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".notice.ok")).await?;
+    assert_eq!(
+        app.count("SELECT count(*) FROM reservation WHERE series_id IS NOT NULL AND status = 'CONFIRMED'").await,
+        1
+    );
+
+    // A pending booking in a room that needs approval, approved on its page.
+    app.create_booking(
+        TENANT_ONE,
+        "bob",
+        "pending",
+        &booking("임원 보고", &["BOARD"], &format!("{date}T15:00:00+09:00"), &format!("{date}T16:00:00+09:00")),
+    )
+    .await;
+    c.goto(&app.url("/admin/approvals")).await?;
+    assert!(c.source().await?.contains("임원 보고"));
+    screenshot(c, "approvals").await;
+    assert_accessible(c, "approvals").await;
+    c.find(Locator::Css("form[action$='/approve'] button")).await?.click().await?;
+    let done = c.wait().for_element(Locator::Css(".notice.ok")).await?;
+    assert!(done.text().await?.contains("승인했습니다"));
+    assert_eq!(app.count("SELECT count(*) FROM reservation WHERE status = 'PENDING'").await, 0);
+    // The booking page shows the history written by each of those changes.
+    let id = app.count("SELECT max(id) FROM reservation WHERE title = '임원 보고'").await;
+    c.goto(&app.url(&format!("/bookings/{id}"))).await?;
+    let page = c.source().await?;
+    assert!(page.contains("변경 기록") && page.contains("승인") && page.contains("승인 대기 → 확정"), "{page}");
+    screenshot(c, "booking-history").await;
+    assert_accessible(c, "booking page with history").await;
+    Ok(())
+}
