@@ -41,22 +41,6 @@ INSERT INTO reservation_room (reservation_id, room, starts_at, ends_at, active)
 SELECT id, split_part(substr(title, 4), '-', 1), starts_at, ends_at, true FROM ins;
 ANALYZE;";
 
-async fn sign_in(bench: &Bench) -> reqwest::Client {
-    let client =
-        reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let login = client.get(format!("{}/login", bench.base)).send().await.unwrap().text().await.unwrap();
-    let marker = "name=\"csrf_token\" value=\"";
-    let csrf = login[login.find(marker).unwrap() + marker.len()..].split('"').next().unwrap().to_owned();
-    let res = client
-        .post(format!("{}/login", bench.base))
-        .form(&[("username", "admin"), ("password", "yeyak-admin"), ("csrf_token", csrf.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 303, "signed in");
-    client
-}
-
 struct Run {
     lat: Vec<Duration>,
     statements: u64,
@@ -89,7 +73,7 @@ fn row(label: &str, run: &mut Run) -> (f64, f64) {
 async fn main() {
     let bench = Bench::start_with(|c| c.background = false).await;
     bench.sql(DATA).await;
-    let client = sign_in(&bench).await;
+    let client = bench.signed_in().await;
     let small = format!("/rooms?date={DAY}");
     let large = format!("/rooms?date={DAY}&area=%EB%8C%80%ED%98%95");
     let n = 400;

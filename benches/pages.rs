@@ -35,22 +35,6 @@ WITH ins AS (
 INSERT INTO reservation_room (reservation_id, room, starts_at, ends_at, active)
 SELECT id, r, starts_at, ends_at, true FROM ins, (VALUES ('A'), ('B')) v(r);";
 
-async fn sign_in(bench: &Bench) -> reqwest::Client {
-    let client =
-        reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let login = client.get(format!("{}/login", bench.base)).send().await.unwrap().text().await.unwrap();
-    let marker = "name=\"csrf_token\" value=\"";
-    let csrf = login[login.find(marker).unwrap() + marker.len()..].split('"').next().unwrap().to_owned();
-    let res = client
-        .post(format!("{}/login", bench.base))
-        .form(&[("username", "admin"), ("password", "yeyak-admin"), ("csrf_token", csrf.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 303, "signed in");
-    client
-}
-
 async fn renders(bench: &Bench, client: &reqwest::Client, date: &str, n: usize) -> (Vec<Duration>, f64, usize) {
     let before = bench.state.db_stats.statements();
     let mut lat = Vec::with_capacity(n);
@@ -71,7 +55,7 @@ async fn renders(bench: &Bench, client: &reqwest::Client, date: &str, n: usize) 
 async fn main() {
     let bench = Bench::start_with(|c| c.background = false).await;
     bench.sql(WEEK).await;
-    let client = sign_in(&bench).await;
+    let client = bench.signed_in().await;
     renders(&bench, &client, "2030-06-12", 50).await; // warm-up
     println!("## Day page render, sequential requests from one signed-in browser");
     println!("| day | bookings that day | renders | p50 ms | p99 ms | SQL statements per render | HTML bytes |");

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod smtp_sink;
+
 use std::time::{Duration, Instant};
 
 pub const KEY: &str = "bench-key-0001";
@@ -68,6 +70,23 @@ impl Bench {
         use diesel_async::SimpleAsyncConnection;
         let mut conn = yeyak::db::establish(&self.db_url()).await.unwrap();
         conn.batch_execute(sql).await.unwrap();
+    }
+
+    /// A browser signed in as the default admin (cookies kept).
+    pub async fn signed_in(&self) -> reqwest::Client {
+        let client =
+            reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let login = client.get(format!("{}/login", self.base)).send().await.unwrap().text().await.unwrap();
+        let marker = "name=\"csrf_token\" value=\"";
+        let csrf = login[login.find(marker).unwrap() + marker.len()..].split('"').next().unwrap().to_owned();
+        let res = client
+            .post(format!("{}/login", self.base))
+            .form(&[("username", "admin"), ("password", "yeyak-admin"), ("csrf_token", csrf.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 303, "signed in");
+        client
     }
 
     /// Drops the bench database.

@@ -21,6 +21,7 @@ mod rooms;
 mod rooms_concurrency;
 mod rules;
 mod series;
+#[path = "../../benches/common/smtp_sink.rs"]
 mod smtp_sink;
 mod startup;
 mod statements;

@@ -1,3 +1,4 @@
+//! Shared by the calendar tests (tests/api) and the mail bench.
 //! A real SMTP server for the tests (RFC 5321's minimal command set over
 //! TCP): it accepts every message into a list, or answers each `RCPT` with a
 //! chosen refusal. Not a mock of yeyak's provider: yeyak's SMTP client
