@@ -135,26 +135,11 @@ mod tests {
 
     fn booking(title: &str, status: Status) -> Booking {
         let t = DateTime::parse_from_rfc3339("2030-01-07T01:00:00Z").unwrap().with_timezone(&Utc);
-        Booking {
-            id: 7,
-            title: title.into(),
-            organizer: "김, 민지".into(),
-            rooms: vec!["A".into()],
-            starts_at: t,
-            ends_at: t + chrono::Duration::hours(1),
-            cancelled_at: None,
-            version: 3,
-            status,
-            series_id: None,
-            check_in_required: false,
-            checked_in_at: None,
-            released_at: None,
-            organizer_digest: String::new(),
-            organizer_staff_id: None,
-            is_exception: false,
-            occurrence_start: None,
-            updated_at: chrono::DateTime::UNIX_EPOCH,
-        }
+        let mut b = Booking::example(7, title, &["A"], t, t + chrono::Duration::hours(1));
+        b.organizer = "김, 민지".into();
+        b.version = 3;
+        b.status = status;
+        b
     }
 
     #[test]

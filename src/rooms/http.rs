@@ -16,18 +16,21 @@ use crate::http::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson
 use crate::http::openapi::{Api, Op, Tag};
 use crate::state::AppState;
 
+/// The refusals of a booking's rules (SPEC §2, §8, §12), for the document.
+pub const BOOKING_RULES: [ErrorCode; 8] = [
+    ErrorCode::RoomCombinationNotAllowed,
+    ErrorCode::UnknownRoom,
+    ErrorCode::InvalidTimeRange,
+    ErrorCode::TimeNotMinuteAligned,
+    ErrorCode::BookingTooLong,
+    ErrorCode::BookingInPast,
+    ErrorCode::BeyondHorizon,
+    ErrorCode::QuotaExceeded,
+];
+
 pub fn routes(api: &mut Api) {
     use ErrorCode::*;
-    let rules = [
-        RoomCombinationNotAllowed,
-        UnknownRoom,
-        InvalidTimeRange,
-        TimeNotMinuteAligned,
-        BookingTooLong,
-        BookingInPast,
-        BeyondHorizon,
-        QuotaExceeded,
-    ];
+    let rules = BOOKING_RULES;
     api.route(
         Method::GET,
         "/rooms/{code}/availability",

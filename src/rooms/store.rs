@@ -83,6 +83,31 @@ pub struct Booking {
 }
 
 impl Booking {
+    /// A confirmed single booking for unit tests of what reads bookings.
+    #[cfg(test)]
+    pub fn example(id: i64, title: &str, rooms: &[&str], starts_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Booking {
+        Booking {
+            id,
+            title: title.into(),
+            organizer: "o".into(),
+            rooms: rooms.iter().map(|r| r.to_string()).collect(),
+            starts_at,
+            ends_at,
+            cancelled_at: None,
+            version: 1,
+            status: Status::Confirmed,
+            series_id: None,
+            check_in_required: false,
+            checked_in_at: None,
+            released_at: None,
+            organizer_digest: String::new(),
+            organizer_staff_id: None,
+            is_exception: false,
+            occurrence_start: None,
+            updated_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
     /// Whether it holds its rooms' time (and may be changed).
     pub fn is_live(&self) -> bool {
         matches!(self.status, Status::Confirmed | Status::Pending)

@@ -18,16 +18,7 @@ use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
     use ErrorCode::*;
-    let rules = [
-        RoomCombinationNotAllowed,
-        UnknownRoom,
-        InvalidTimeRange,
-        TimeNotMinuteAligned,
-        BookingTooLong,
-        BookingInPast,
-        BeyondHorizon,
-        SeriesConflict,
-    ];
+    let rules = crate::rooms::http::BOOKING_RULES;
     api.route(
         Method::POST,
         "/series",
@@ -64,7 +55,7 @@ pub fn routes(api: &mut Api) {
         .idempotent(false)
         .body::<UpdateSeriesBody>()
         .errors(&rules)
-        .errors(&[NotFound, NotOrganizer]),
+        .errors(&[NotFound, NotOrganizer, SeriesConflict]),
         update_series,
     )
     .route(

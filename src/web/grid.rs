@@ -241,26 +241,7 @@ mod tests {
     fn booking(id: i64, rooms: &[&str], s: (u32, u32), e: (u32, u32)) -> Booking {
         let tz = chrono_tz::Asia::Seoul;
         let at = |(h, m): (u32, u32)| tz.with_ymd_and_hms(2030, 1, 7, h, m, 0).unwrap().with_timezone(&Utc);
-        Booking {
-            id,
-            title: format!("b{id}"),
-            organizer: "o".into(),
-            rooms: rooms.iter().map(|r| r.to_string()).collect(),
-            starts_at: at(s),
-            ends_at: at(e),
-            cancelled_at: None,
-            version: 1,
-            status: crate::rooms::domain::Status::Confirmed,
-            series_id: None,
-            check_in_required: false,
-            checked_in_at: None,
-            released_at: None,
-            organizer_digest: String::new(),
-            organizer_staff_id: None,
-            is_exception: false,
-            occurrence_start: None,
-            updated_at: chrono::DateTime::UNIX_EPOCH,
-        }
+        Booking::example(id, &format!("b{id}"), rooms, at(s), at(e))
     }
 
     #[test]
