@@ -68,11 +68,11 @@ pub struct Config {
     pub admin_user: String,
 
     /// Password of the first admin staff login.
-    #[arg(long, env = "YEYAK_ADMIN_PASSWORD", default_value = "yeyak-admin", hide_env_values = true)]
+    #[arg(long, env = "YEYAK_ADMIN_PASSWORD", default_value = DEV_ADMIN_PASSWORD, hide_env_values = true)]
     pub admin_password: String,
 
     /// Key of the keyed digest of (tenant, owner); the same on every process.
-    #[arg(long, env = "YEYAK_SECRET_KEY", default_value = "yeyak-dev-secret-change-me", hide_env_values = true)]
+    #[arg(long, env = "YEYAK_SECRET_KEY", default_value = DEV_SECRET_KEY, hide_env_values = true)]
     pub secret_key: String,
 
     /// Hold lifetime in seconds.
@@ -175,6 +175,17 @@ pub struct Config {
     #[arg(long, env = "YEYAK_REDIS_PREFIX", default_value = "yeyak")]
     pub redis_prefix: String,
 
+    /// Address people open yeyak at, e.g. `https://rooms.example.com`. Its scheme
+    /// decides the cookies: with https every cookie is `Secure` with the `__Host-`
+    /// prefix and HSTS is sent. Also the host of calendar UIDs and mail ids.
+    #[arg(long, env = "YEYAK_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<url::Url>,
+
+    /// Trust `Forwarded` / `X-Forwarded-*` headers for the client address (set only
+    /// behind a proxy that overwrites them).
+    #[arg(long, env = "YEYAK_TRUST_PROXY", default_value_t = false, action = clap::ArgAction::Set)]
+    pub trust_proxy: bool,
+
     /// Log format: `text` or `json`.
     #[arg(long, env = "YEYAK_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
@@ -198,6 +209,40 @@ impl Config {
     }
 }
 
+/// The development defaults that must not face a network (SPEC §13).
+pub const DEV_ADMIN_PASSWORD: &str = "yeyak-admin";
+pub const DEV_SECRET_KEY: &str = "yeyak-dev-secret-change-me";
+
+impl Config {
+    /// The variables still at a development default, when the bind address is
+    /// not loopback; yeyak refuses to start then (exit code 2).
+    pub fn exposed_defaults(&self) -> Vec<&'static str> {
+        if self.bind.ip().is_loopback() {
+            return Vec::new();
+        }
+        let dev_key = ConfiguredKey::from_str(DEV_API_KEYS).expect("the dev key parses").key_hash;
+        let mut exposed = Vec::new();
+        if self.admin_password == DEV_ADMIN_PASSWORD {
+            exposed.push("YEYAK_ADMIN_PASSWORD");
+        }
+        if self.api_keys.0.iter().any(|k| k.key_hash == dev_key) {
+            exposed.push("YEYAK_API_KEYS");
+        }
+        if self.secret_key == DEV_SECRET_KEY {
+            exposed.push("YEYAK_SECRET_KEY");
+        }
+        exposed
+    }
+}
+
+fn parse_public_url(raw: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(raw).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err("must be http:// or https:// with a host".into());
+    }
+    Ok(url)
+}
+
 /// Parsed `YEYAK_API_KEYS`.
 #[derive(Debug, Clone, Default)]
 pub struct ApiKeyList(pub Vec<ConfiguredKey>);
@@ -209,4 +254,21 @@ fn parse_api_keys(raw: &str) -> Result<ApiKeyList, String> {
         .map(ConfiguredKey::from_str)
         .collect::<Result<Vec<_>, _>>()
         .map(ApiKeyList)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dev_defaults_are_refused_only_off_loopback() {
+        let mut cfg = Config::for_database("postgres://x/y");
+        assert!(cfg.exposed_defaults().is_empty());
+        cfg.bind = "0.0.0.0:8080".parse().unwrap();
+        assert_eq!(cfg.exposed_defaults(), ["YEYAK_ADMIN_PASSWORD", "YEYAK_API_KEYS", "YEYAK_SECRET_KEY"]);
+        cfg.admin_password = "a-real-password".into();
+        cfg.secret_key = "a-real-secret-of-some-length".into();
+        cfg.api_keys = parse_api_keys("ops:admin:a-real-key-123").unwrap();
+        assert!(cfg.exposed_defaults().is_empty());
+    }
 }

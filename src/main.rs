@@ -7,6 +7,15 @@ use yeyak::startup::Application;
 async fn main() -> ExitCode {
     let config = Config::load();
     yeyak::telemetry::init(&config.log_format);
+    let exposed = config.exposed_defaults();
+    if !exposed.is_empty() {
+        eprintln!(
+            "yeyak: refusing to listen on {} with development defaults; set {}",
+            config.bind,
+            exposed.join(", ")
+        );
+        return ExitCode::from(2);
+    }
     let app = match yeyak::startup::build(config).await {
         Ok(app) => app,
         Err(e) => {

@@ -73,7 +73,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             .await
             .map_err(|e| unreachable(e.to_string()))?;
     }
-    if config.secret_key == "yeyak-dev-secret-change-me" {
+    if config.secret_key == crate::config::DEV_SECRET_KEY {
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
     }
     let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
@@ -83,7 +83,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
         mail: config.smtp_url.is_some(),
     };
-    let calendar_host = crate::calendar::host(None);
+    let calendar_host = crate::calendar::host(config.public_url.as_ref().map(url::Url::as_str));
     let mailer = match &config.smtp_url {
         Some(url) => Some(Arc::new(
             crate::mail::smtp::Mailer::new(url, &config.mail_from, config.timezone, &calendar_host)
@@ -148,6 +148,9 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         sweeper,
         admission,
         metrics,
+        public_origin: config.public_url.as_ref().map(|u| u.origin().ascii_serialization()),
+        transport: crate::web::transport::Transport::new(config.public_url.as_ref(), config.trust_proxy),
+        hashing: Arc::new(tokio::sync::Semaphore::new(crate::auth::staff::HASHING_SLOTS)),
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;

@@ -38,6 +38,14 @@ pub struct AppState {
     pub sweeper: Arc<Sweeper>,
     pub admission: Arc<Admission>,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Cookie flags and the client address (`YEYAK_PUBLIC_URL`, `YEYAK_TRUST_PROXY`).
+    pub transport: crate::web::transport::Transport,
+    /// `YEYAK_PUBLIC_URL`'s origin (`https://rooms.example.com`), for addresses
+    /// shown to people (calendar feeds).
+    pub public_origin: Option<String>,
+    /// Bounds concurrent password hashing, which runs with no database
+    /// connection held (SPEC §13).
+    pub hashing: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {

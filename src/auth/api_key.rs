@@ -8,9 +8,11 @@ use std::str::FromStr;
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+
+use crate::db::cached::CacheExt;
 use sha2::{Digest, Sha256};
 
-use crate::db::{schema::api_key, Conn, DbError};
+use crate::db::{Conn, DbError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -111,21 +113,40 @@ impl ApiKeyRegistry {
         Self { configured }
     }
 
-    /// The caller of a secret: configured keys first, then stored, unrevoked keys.
+    /// The caller of a secret: configured keys first, then stored, unrevoked
+    /// keys. One statement reads the key and, at most once a minute, records
+    /// its use; a revoked key is refused on the very next request.
     pub async fn resolve(&self, conn: &mut Conn, secret: &str) -> Result<Option<Caller>, DbError> {
         let hash = hash_secret(secret);
         if let Some(caller) = self.configured.get(&hash) {
             return Ok(Some(caller.clone()));
         }
-        let row: Option<(String, String)> = api_key::table
-            .filter(api_key::key_hash.eq(&hash))
-            .filter(api_key::revoked_at.is_null())
-            .select((api_key::tenant, api_key::role))
-            .first(conn)
-            .await
-            .optional()?;
-        Ok(row
-            .and_then(|(tenant, role)| Some(Caller { tenant: Tenant::parse(&tenant).ok()?, role: role.parse().ok()? })))
+        #[derive(diesel::QueryableByName)]
+        struct Found {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            tenant: String,
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            role: String,
+        }
+        let row: Option<Found> = diesel::sql_query(
+            "WITH k AS (SELECT id, tenant, role, last_used_at FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL),
+                  touched AS (UPDATE api_key SET last_used_at = now() FROM k
+                              WHERE api_key.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'))
+             SELECT tenant, role FROM k",
+        )
+        .bind::<diesel::sql_types::Text, _>(&hash)
+        .cached()
+        .get_result(conn)
+        .await
+        .optional()?;
+        Ok(row.and_then(|f| Some(Caller { tenant: Tenant::parse(&f.tenant).ok()?, role: f.role.parse().ok()? })))
+    }
+
+    /// The callers of `YEYAK_API_KEYS`, for the key list.
+    pub fn configured_callers(&self) -> Vec<Caller> {
+        let mut callers: Vec<Caller> = self.configured.values().cloned().collect();
+        callers.sort_by(|a, b| a.tenant.as_str().cmp(b.tenant.as_str()));
+        callers
     }
 
     /// Looks up a configured key without touching the database.

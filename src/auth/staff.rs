@@ -8,6 +8,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
+use std::net::IpAddr;
+use tokio::sync::Semaphore;
 
 use crate::db::cached::CacheExt;
 use crate::db::schema::{staff_session as session, staff_user as staff};
@@ -47,10 +49,41 @@ pub fn valid_username(username: &str) -> bool {
     (1..=64).contains(&username.len()) && username.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
+/// A person as the staff page lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable)]
+pub struct StaffEntry {
+    pub user: StaffUser,
+    pub email: Option<String>,
+    pub disabled: bool,
+}
+
+/// Concurrent Argon2 computations per process: the machine's cores, not the
+/// pool, bound sign-in work (SPEC §13).
+pub const HASHING_SLOTS: usize = 2;
+
+/// Hashes a password in a hashing slot, off the async threads.
+pub async fn hash_in_slot(gate: &Semaphore, password: &str) -> String {
+    let _slot = gate.acquire().await.expect("the hashing gate is never closed");
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || hash_password(&password)).await.expect("hashing task")
+}
+
+/// Verifies in a hashing slot; `None` (no such person) verifies against a
+/// dummy hash, so both answers take the same time.
+pub async fn verify_in_slot(gate: &Semaphore, hash: Option<String>, password: &str) -> bool {
+    let _slot = gate.acquire().await.expect("the hashing gate is never closed");
+    let known = hash.is_some();
+    let hash = hash.unwrap_or_else(|| DUMMY_HASH.clone());
+    let password = password.to_owned();
+    let ok = tokio::task::spawn_blocking(move || verify_password(&hash, &password)).await.unwrap_or(false);
+    known && ok
+}
+
 pub async fn create(
     conn: &mut Conn,
     username: &str,
     display_name: &str,
+    email: Option<&str>,
     password_hash: &str,
     is_admin: bool,
 ) -> QueryResult<Option<StaffUser>> {
@@ -58,6 +91,7 @@ pub async fn create(
         .values((
             staff::username.eq(username),
             staff::display_name.eq(display_name),
+            staff::email.eq(email),
             staff::password_hash.eq(password_hash),
             staff::is_admin.eq(is_admin),
         ))
@@ -69,39 +103,127 @@ pub async fn create(
         .optional()
 }
 
-pub async fn list(conn: &mut Conn) -> QueryResult<Vec<StaffUser>> {
-    staff::table.order(staff::username).select(COLUMNS).load(conn).await
+pub async fn list(conn: &mut Conn) -> QueryResult<Vec<StaffEntry>> {
+    staff::table
+        .order(staff::username)
+        .select((COLUMNS, staff::email, staff::disabled_at.is_not_null()))
+        .load(conn)
+        .await
 }
 
-/// Creates the first admin from configuration when that username is free.
+/// Makes the configured admin match `YEYAK_ADMIN_PASSWORD`: created when
+/// missing; when the setting differs from the one last applied, the new
+/// password is set, the account enabled and made admin again, and its
+/// sessions end. A password changed on `/account` since then is kept as
+/// long as the setting stays the same.
 pub async fn ensure_admin(conn: &mut Conn, username: &str, password: &str) -> QueryResult<()> {
-    let exists: i64 = staff::table.filter(staff::username.eq(username)).count().get_result(conn).await?;
-    if exists == 0 {
-        let password = password.to_owned();
-        let hash = tokio::task::spawn_blocking(move || hash_password(&password)).await.expect("hashing task");
-        create(conn, username, username, &hash, true).await?;
-    }
-    Ok(())
-}
-
-/// The user with this name and password, or `None`. Takes as long for an
-/// unknown name as for a wrong password.
-pub async fn authenticate(conn: &mut Conn, username: &str, password: &str) -> QueryResult<Option<StaffUser>> {
-    let found: Option<(i64, String, String, bool, String)> = staff::table
+    let row: Option<(i64, Option<String>)> = staff::table
         .filter(staff::username.eq(username))
-        .select((staff::id, staff::username, staff::display_name, staff::is_admin, staff::password_hash))
+        .select((staff::id, staff::configured_password_hash))
         .first(conn)
         .await
         .optional()?;
-    let hash = found.as_ref().map_or_else(|| DUMMY_HASH.clone(), |f| f.4.clone());
+    let applied = row.as_ref().and_then(|(_, h)| h.clone());
+    let configured = password.to_owned();
+    let unchanged = match applied {
+        Some(h) => tokio::task::spawn_blocking(move || verify_password(&h, &configured)).await.unwrap_or(false),
+        None => false,
+    };
+    if unchanged {
+        return Ok(());
+    }
     let password = password.to_owned();
-    let ok = tokio::task::spawn_blocking(move || verify_password(&hash, &password)).await.unwrap_or(false);
-    Ok(found.filter(|_| ok).map(|(id, username, display_name, is_admin, _)| StaffUser {
-        id,
-        username,
-        display_name,
-        is_admin,
-    }))
+    let hash = tokio::task::spawn_blocking(move || hash_password(&password)).await.expect("hashing task");
+    let Some((id, _)) = row else {
+        diesel::insert_into(staff::table)
+            .values((
+                staff::username.eq(username),
+                staff::display_name.eq(username),
+                staff::password_hash.eq(&hash),
+                staff::configured_password_hash.eq(&hash),
+                staff::is_admin.eq(true),
+            ))
+            .on_conflict(staff::username)
+            .do_nothing()
+            .execute(conn)
+            .await?;
+        return Ok(());
+    };
+    crate::db::begin(conn).await?;
+    let result = async {
+        diesel::update(staff::table.find(id))
+            .set((
+                staff::password_hash.eq(&hash),
+                staff::configured_password_hash.eq(&hash),
+                staff::is_admin.eq(true),
+                staff::disabled_at.eq(None::<DateTime<Utc>>),
+            ))
+            .execute(&mut *conn)
+            .await?;
+        diesel::delete(session::table.filter(session::user_id.eq(id))).execute(&mut *conn).await?;
+        Ok(())
+    }
+    .await;
+    crate::db::finish(conn, result).await
+}
+
+/// An enabled person by username, with their password hash. A disabled
+/// person is not found: they cannot sign in.
+pub async fn lookup(conn: &mut Conn, username: &str) -> QueryResult<Option<(StaffUser, String)>> {
+    staff::table
+        .filter(staff::username.eq(username))
+        .filter(staff::disabled_at.is_null())
+        .select((COLUMNS, staff::password_hash))
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// A person's password hash (enabled or not).
+pub async fn password_hash_of(conn: &mut Conn, id: i64) -> QueryResult<Option<String>> {
+    staff::table.find(id).select(staff::password_hash).first(conn).await.optional()
+}
+
+/// Sets a password and ends every session of that person except `keep` (the
+/// session making the change, if it is their own), in one transaction.
+pub async fn set_password(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
+    let keep = keep.map(token_hash).unwrap_or_default();
+    crate::db::begin(conn).await?;
+    let result = async {
+        let changed =
+            diesel::update(staff::table.find(id)).set(staff::password_hash.eq(hash)).execute(&mut *conn).await?;
+        diesel::delete(session::table.filter(session::user_id.eq(id)).filter(session::token_hash.ne(keep)))
+            .execute(&mut *conn)
+            .await?;
+        Ok(changed == 1)
+    }
+    .await;
+    crate::db::finish(conn, result).await
+}
+
+/// Disables or enables a person; disabling ends their sessions in the same
+/// transaction (feeds and door displays check the flag on every request).
+pub async fn set_disabled(
+    conn: &mut Conn,
+    id: i64,
+    disabled: bool,
+    now: DateTime<Utc>,
+) -> QueryResult<Option<StaffUser>> {
+    crate::db::begin(conn).await?;
+    let result = async {
+        let user = diesel::update(staff::table.find(id))
+            .set(staff::disabled_at.eq(disabled.then_some(now)))
+            .returning(COLUMNS)
+            .get_result(&mut *conn)
+            .await
+            .optional()?;
+        if disabled && user.is_some() {
+            diesel::delete(session::table.filter(session::user_id.eq(id))).execute(&mut *conn).await?;
+        }
+        Ok(user)
+    }
+    .await;
+    crate::db::finish(conn, result).await
 }
 
 fn token_hash(token: &str) -> String {
@@ -125,11 +247,13 @@ pub async fn start_session(conn: &mut Conn, user_id: i64, now: DateTime<Utc>) ->
     Ok(token)
 }
 
+/// The enabled person behind a live session.
 pub async fn find_session(conn: &mut Conn, token: &str, now: DateTime<Utc>) -> QueryResult<Option<StaffUser>> {
     session::table
         .inner_join(staff::table)
         .filter(session::token_hash.eq(token_hash(token)))
         .filter(session::expires_at.gt(now))
+        .filter(staff::disabled_at.is_null())
         .select(COLUMNS)
         .first(conn)
         .await
@@ -142,38 +266,82 @@ pub async fn end_session(conn: &mut Conn, token: &str) -> QueryResult<()> {
 }
 
 /// Failures counted within this window…
-const FAILURE_WINDOW_MINUTES: i64 = 15;
-/// …before sign-in for that name is locked, for 1 min doubling to 15 min.
-const FREE_FAILURES: i32 = 5;
+const FAILURE_WINDOW_MINUTES: i32 = 15;
+/// …before sign-in from one client address is locked (1 min doubling to 15)…
+const ADDRESS_FREE_FAILURES: i32 = 5;
+/// …and before a username is locked for everyone. Higher than the address
+/// limit, so one stranger is stopped long before they can lock someone out.
+const USERNAME_FREE_FAILURES: i32 = 20;
 
-/// Until when sign-in for `username` is locked, if it is.
-pub async fn locked_until(conn: &mut Conn, username: &str, now: DateTime<Utc>) -> QueryResult<Option<DateTime<Utc>>> {
-    use crate::db::schema::staff_login_throttle as t;
-    let until: Option<Option<DateTime<Utc>>> =
-        t::table.find(username).select(t::locked_until).first(conn).await.optional()?;
-    Ok(until.flatten().filter(|u| *u > now))
-}
-
-/// Counts a failed sign-in (one statement, so concurrent failures all count).
-pub async fn record_failure(conn: &mut Conn, username: &str, now: DateTime<Utc>) -> QueryResult<()> {
-    diesel::sql_query(
-        "INSERT INTO staff_login_throttle AS t (username, failures, window_start) VALUES ($1, 1, $2)
-         ON CONFLICT (username) DO UPDATE SET
-           failures = CASE WHEN t.window_start < $2 - make_interval(mins => $3) THEN 1 ELSE t.failures + 1 END,
-           window_start = CASE WHEN t.window_start < $2 - make_interval(mins => $3) THEN $2 ELSE t.window_start END,
-           locked_until = CASE WHEN t.window_start >= $2 - make_interval(mins => $3) AND t.failures + 1 >= $4
-                               THEN $2 + LEAST(make_interval(mins => 15), make_interval(mins => 1) * power(2, t.failures + 1 - $4))
-                               ELSE t.locked_until END",
+/// Until when sign-in is locked for this username or from this address.
+pub async fn locked_until(
+    conn: &mut Conn,
+    username: &str,
+    address: Option<IpAddr>,
+    now: DateTime<Utc>,
+) -> QueryResult<Option<DateTime<Utc>>> {
+    #[derive(QueryableByName)]
+    struct Until {
+        #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>)]
+        until: Option<DateTime<Utc>>,
+    }
+    let row: Until = diesel::sql_query(
+        "SELECT GREATEST(
+           (SELECT locked_until FROM staff_login_throttle WHERE username = $1 AND locked_until > $3),
+           (SELECT locked_until FROM address_login_throttle WHERE address = $2::inet AND locked_until > $3)) AS until",
     )
     .bind::<diesel::sql_types::Text, _>(username)
+    .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(address.map(|a| a.to_string()))
     .bind::<diesel::sql_types::Timestamptz, _>(now)
-    .bind::<diesel::sql_types::Integer, _>(FAILURE_WINDOW_MINUTES as i32)
-    .bind::<diesel::sql_types::Integer, _>(FREE_FAILURES)
-    .cached().execute(conn)
+    .cached()
+    .get_result(conn)
     .await?;
+    Ok(row.until)
+}
+
+/// Counts a failed sign-in against the username and the client address in
+/// one statement, so concurrent failures all count.
+pub async fn record_failure(
+    conn: &mut Conn,
+    username: &str,
+    address: Option<IpAddr>,
+    now: DateTime<Utc>,
+) -> QueryResult<()> {
+    // The same window-and-backoff arithmetic for both tables.
+    const UPSERT: &str = "failures = CASE WHEN t.window_start < $2 - make_interval(mins => $3) THEN 1 ELSE t.failures + 1 END,
+           window_start = CASE WHEN t.window_start < $2 - make_interval(mins => $3) THEN $2 ELSE t.window_start END,
+           locked_until = CASE WHEN t.window_start >= $2 - make_interval(mins => $3) AND t.failures + 1 >= {free}
+                               THEN $2 + LEAST(make_interval(mins => 15), make_interval(mins => 1) * power(2, t.failures + 1 - {free}))
+                               ELSE t.locked_until END";
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "WITH by_name AS (
+               INSERT INTO staff_login_throttle AS t (username, failures, window_start) VALUES ($1, 1, $2)
+               ON CONFLICT (username) DO UPDATE SET {}
+               RETURNING 1),
+             by_address AS (
+               INSERT INTO address_login_throttle AS t (address, failures, window_start)
+               SELECT $4::inet, 1, $2 WHERE $4 IS NOT NULL
+               ON CONFLICT (address) DO UPDATE SET {}
+               RETURNING 1)
+             SELECT (SELECT count(*) FROM by_name) + (SELECT count(*) FROM by_address) AS n",
+            UPSERT.replace("{free}", &USERNAME_FREE_FAILURES.to_string()),
+            UPSERT.replace("{free}", &ADDRESS_FREE_FAILURES.to_string()),
+        )
+    });
+    diesel::sql_query(SQL.as_str())
+        .bind::<diesel::sql_types::Text, _>(username)
+        .bind::<diesel::sql_types::Timestamptz, _>(now)
+        .bind::<diesel::sql_types::Integer, _>(FAILURE_WINDOW_MINUTES)
+        .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(address.map(|a| a.to_string()))
+        .cached()
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
+/// Forgets a username's failures after it signs in (the address keeps its
+/// count: a success of one's own account must not buy more guesses).
 pub async fn clear_failures(conn: &mut Conn, username: &str) -> QueryResult<()> {
     use crate::db::schema::staff_login_throttle as t;
     diesel::delete(t::table.find(username)).execute(conn).await?;

@@ -25,7 +25,8 @@ pub fn token(secret: &[u8], id: i64, generation: i32) -> String {
     format!("yc_{id}_{}", hex::encode(mac(secret, id, generation).finalize().into_bytes()))
 }
 
-/// The person a token belongs to, if it is their current one.
+/// The person a token belongs to, if it is their current one and they are
+/// not disabled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     pub id: i64,
@@ -38,6 +39,7 @@ pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult
     let (Ok(id), Ok(sent)) = (id.parse::<i64>(), hex::decode(sent)) else { return Ok(None) };
     let row: Option<(String, String, i32)> = staff::table
         .find(id)
+        .filter(staff::disabled_at.is_null())
         .select((staff::username, staff::display_name, staff::calendar_generation))
         .first(conn)
         .await

@@ -110,6 +110,7 @@ diesel::table! {
         label -> Text,
         created_at -> Timestamptz,
         revoked_at -> Nullable<Timestamptz>,
+        last_used_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -236,6 +237,8 @@ diesel::table! {
         created_at -> Timestamptz,
         email -> Nullable<Text>,
         calendar_generation -> Int4,
+        disabled_at -> Nullable<Timestamptz>,
+        configured_password_hash -> Nullable<Text>,
     }
 }
 

@@ -60,14 +60,17 @@ struct Allowed {
     allowed: bool,
 }
 
-/// Whether `secret` is a live token of this active room.
+/// Whether `secret` is a live token of this active room, set up by someone
+/// who is not disabled (disabling a person ends the displays they set up).
 pub async fn authorize(conn: &mut Conn, room: &str, secret: &str) -> QueryResult<bool> {
     if secret.is_empty() || secret.len() > 200 {
         return Ok(false);
     }
     let row: Allowed = diesel::sql_query(
         "SELECT EXISTS (SELECT 1 FROM room_display_token t JOIN room r ON r.code = t.room
-                         WHERE t.token_hash = $1 AND t.room = $2 AND t.revoked_at IS NULL AND r.active) AS allowed",
+                         LEFT JOIN staff_user s ON s.id = t.created_by
+                         WHERE t.token_hash = $1 AND t.room = $2 AND t.revoked_at IS NULL AND r.active
+                           AND s.disabled_at IS NULL) AS allowed",
     )
     .bind::<Text, _>(hash_secret(secret))
     .bind::<Text, _>(room)

@@ -42,6 +42,7 @@ fn api_routes(api: &mut Api) {
     crate::rooms::http::routes(api);
     crate::series::http::routes(api);
     crate::capacity::http::routes(api);
+    crate::auth::http::routes(api);
     api.route(
         Method::GET,
         "/admin/consistency",
@@ -118,6 +119,7 @@ pub async fn response_headers(
     let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let method = res.request().method().to_string();
     let elapsed = started.elapsed();
+    let hsts = res.request().app_data::<web::Data<crate::state::AppState>>().is_some_and(|s| s.transport.https);
     if let Some(state) = res.request().app_data::<web::Data<crate::state::AppState>>() {
         state.metrics.observe_request(&method, &route, res.status().as_u16(), elapsed.as_secs_f64());
     }
@@ -134,6 +136,9 @@ pub async fn response_headers(
     set(headers, "x-content-type-options", "nosniff");
     set(headers, "referrer-policy", "no-referrer");
     set(headers, "x-frame-options", "DENY");
+    if hsts {
+        set(headers, "strict-transport-security", crate::web::transport::HSTS);
+    }
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         set(
             headers,

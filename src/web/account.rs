@@ -1,13 +1,16 @@
-//! Sign-in and sign-out. A new session token is issued at every sign-in (the
-//! cookie rotates); the old one, if any, is ended.
+//! Sign-in, sign-out and the person's own account page (SPEC §13, §15).
+//! Password hashing runs in a bounded slot with no database connection held;
+//! failures are throttled per username and per client address.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::pages::{self, LoginPage, Notice};
-use super::{cookie, csrf_refused, html_response, Csrf, FormData, WebError, SESSION_COOKIE};
-use crate::auth::staff;
+use super::pages::{self, AccountPage, LoginPage, Notice};
+use super::{
+    cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
+};
+use crate::auth::staff::{self, StaffUser};
 use crate::db::DbError;
 use crate::state::AppState;
 
@@ -16,10 +19,19 @@ pub struct LoginQuery {
     next: Option<String>,
 }
 
-/// Only local paths are followed after sign-in.
+/// Only same-origin paths are followed after sign-in: one leading `/` not
+/// followed by `/` or `\`, and no whitespace or control characters anywhere
+/// (browsers drop tabs and newlines, which would turn `/\t/evil` into
+/// `//evil`).
 fn safe_next(next: Option<&str>) -> String {
+    let ok = |n: &str| {
+        n.starts_with('/')
+            && !n[1..].starts_with(['/', '\\'])
+            && !n.contains('\\')
+            && !n.chars().any(|c| c.is_control() || c.is_whitespace())
+    };
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
+        Some(n) if ok(n) => n.to_owned(),
         _ => "/".to_owned(),
     }
 }
@@ -28,16 +40,23 @@ fn login_page(
     req: &HttpRequest,
     state: &AppState,
     username: &str,
+    next: &str,
     message: Option<Notice>,
     status: StatusCode,
 ) -> HttpResponse {
     let csrf = Csrf::for_render(req, state);
-    let page = LoginPage { nav: None, csrf: csrf.token.clone(), username: username.to_owned(), message };
+    let page = LoginPage {
+        nav: None,
+        csrf: csrf.token.clone(),
+        username: username.to_owned(),
+        next: next.to_owned(),
+        message,
+    };
     csrf.attach(html_response(status, pages::render(&page)))
 }
 
-pub async fn login_form(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
-    login_page(&req, &state, "", None, StatusCode::OK)
+pub async fn login_form(state: web::Data<AppState>, req: HttpRequest, query: web::Query<LoginQuery>) -> HttpResponse {
+    login_page(&req, &state, "", &safe_next(query.next.as_deref()), None, StatusCode::OK)
 }
 
 pub async fn login(
@@ -50,45 +69,140 @@ pub async fn login(
         return Err(csrf_refused());
     }
     let username = form.get("username").trim().to_owned();
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let next = safe_next(Some(form.get("next")).filter(|n| !n.is_empty()).or(query.next.as_deref()));
+    let address = state.transport.client_ip(&req);
     let now = state.clock.now();
     let valid = staff::valid_username(&username);
-    if valid && staff::locked_until(&mut conn, &username, now).await?.is_some() {
-        // Not even checked: repeated failures slow guessing down.
-        let message = Notice::error("로그인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.");
-        return Ok(login_page(&req, &state, &username, Some(message), StatusCode::TOO_MANY_REQUESTS));
-    }
-    let user = if valid { staff::authenticate(&mut conn, &username, form.get("password")).await? } else { None };
-    let Some(user) = user else {
-        if valid {
-            staff::record_failure(&mut conn, &username, now).await?;
+    let refuse = |text: &str, status| Ok(login_page(&req, &state, &username, &next, Some(Notice::error(text)), status));
+    // Connection use is short and never spans the hashing below.
+    let found = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        if valid && staff::locked_until(&mut conn, &username, address, now).await?.is_some() {
+            // Not even checked: repeated failures slow guessing down.
+            return refuse("로그인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.", StatusCode::TOO_MANY_REQUESTS);
         }
-        let message = Notice::error("아이디 또는 비밀번호가 올바르지 않습니다.");
-        return Ok(login_page(&req, &state, &username, Some(message), StatusCode::UNAUTHORIZED));
+        if valid {
+            staff::lookup(&mut conn, &username).await?
+        } else {
+            None
+        }
+    };
+    let (user, hash) = found.map_or((None, None), |(u, h)| (Some(u), Some(h)));
+    let ok = staff::verify_in_slot(&state.hashing, hash, form.get("password")).await;
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let Some(user) = user.filter(|_| ok) else {
+        if valid {
+            staff::record_failure(&mut conn, &username, address, now).await?;
+        }
+        return refuse("아이디 또는 비밀번호가 올바르지 않습니다.", StatusCode::UNAUTHORIZED);
     };
     staff::clear_failures(&mut conn, &username).await?;
-    if let Some(old) = req.cookie(SESSION_COOKIE) {
-        staff::end_session(&mut conn, old.value()).await?;
+    if let Some(old) = session_token(&req, &state) {
+        staff::end_session(&mut conn, &old).await?;
     }
     let token = staff::start_session(&mut conn, user.id, state.clock.now()).await?;
-    let mut res = HttpResponse::SeeOther().insert_header((header::LOCATION, safe_next(query.next.as_deref()))).finish();
-    let _ = res.add_cookie(&cookie(&req, SESSION_COOKIE, token));
-    Ok(res)
+    let mut res = HttpResponse::SeeOther().insert_header((header::LOCATION, next)).finish();
+    // A new session and a new CSRF nonce: nothing from before sign-in carries over.
+    let csrf = fresh_csrf(&state, &token);
+    let _ = res.add_cookie(&cookie(&state, state.transport.session_cookie(), token));
+    Ok(csrf.attach(res))
 }
 
-pub async fn logout(state: web::Data<AppState>, req: HttpRequest, form: FormData) -> Result<HttpResponse, WebError> {
-    if !Csrf::verify(&req, &state, &form) {
-        return Err(csrf_refused());
-    }
-    if let Some(token) = req.cookie(SESSION_COOKIE) {
+pub async fn logout(state: web::Data<AppState>, req: HttpRequest, _: StaffForm) -> Result<HttpResponse, WebError> {
+    if let Some(token) = session_token(&req, &state) {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        staff::end_session(&mut conn, token.value()).await?;
+        staff::end_session(&mut conn, &token).await?;
     }
     let mut res = HttpResponse::SeeOther().insert_header((header::LOCATION, "/login")).finish();
-    let mut gone = cookie(&req, SESSION_COOKIE, String::new());
+    let mut gone = cookie(&state, state.transport.session_cookie(), String::new());
     gone.make_removal();
     let _ = res.add_cookie(&gone);
     Ok(res)
+}
+
+/// The address people subscribe to: `YEYAK_PUBLIC_URL`'s origin, else the
+/// host this page was asked for (shown only, never trusted for anything).
+fn feed_url(req: &HttpRequest, state: &AppState, user: &StaffUser, generation: i32) -> String {
+    let token = crate::calendar::token::token(&state.secret, user.id, generation);
+    let origin = match &state.public_origin {
+        Some(origin) => origin.clone(),
+        None => format!("http://{}", req.connection_info().host()),
+    };
+    format!("{origin}/ical/me.ics?token={token}")
+}
+
+async fn render_account(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    message: Option<Notice>,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
+    drop(conn);
+    let csrf = Csrf::for_render(req, state);
+    let page = AccountPage {
+        nav: pages::nav(user, &csrf.token),
+        csrf: csrf.token.clone(),
+        username: user.username.clone(),
+        display_name: user.display_name.clone(),
+        feed_url: feed_url(req, state, user, generation),
+        message,
+    };
+    Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+pub async fn account(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedIn(user): SignedIn,
+) -> Result<HttpResponse, WebError> {
+    render_account(&state, &req, &user, None, StatusCode::OK).await
+}
+
+/// Shortest password accepted anywhere.
+pub const MIN_PASSWORD_CHARS: usize = 10;
+
+/// `POST /account/password`: the current password is required; every other
+/// session of the person ends, this one stays.
+pub async fn change_password(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let new = form.get("new_password");
+    if new.chars().count() < MIN_PASSWORD_CHARS {
+        let message = Notice::error("새 비밀번호는 10자 이상이어야 합니다.");
+        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+    }
+    let current = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        staff::password_hash_of(&mut conn, user.id).await?
+    };
+    if !staff::verify_in_slot(&state.hashing, current, form.get("current_password")).await {
+        let message = Notice::error("지금 비밀번호가 맞지 않습니다.");
+        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+    }
+    let hash = staff::hash_in_slot(&state.hashing, new).await;
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    staff::set_password(&mut conn, user.id, &hash, session_token(&req, &state).as_deref()).await?;
+    drop(conn);
+    let message = Notice::ok("비밀번호를 바꿨습니다. 다른 곳의 로그인은 모두 끝났습니다.");
+    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
+}
+
+/// `POST /account/calendar-token`: the old feed address stops at once.
+pub async fn rotate_calendar_token(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, .. }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    crate::calendar::token::rotate(&mut conn, user.id).await?;
+    drop(conn);
+    let message = Notice::ok("새 캘린더 주소를 만들었습니다. 예전 주소는 더 이상 열리지 않습니다.");
+    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
 
 #[cfg(test)]
@@ -96,10 +210,11 @@ mod tests {
     use super::safe_next;
 
     #[test]
-    fn only_local_redirects() {
+    fn only_same_origin_paths_are_followed() {
         assert_eq!(safe_next(Some("/rooms?date=2030-01-01")), "/rooms?date=2030-01-01");
-        assert_eq!(safe_next(Some("//evil.example")), "/");
-        assert_eq!(safe_next(Some("https://evil.example")), "/");
+        for evil in ["//evil.example", "https://evil.example", "/\t/evil.example", "/\\evil.example", "/\n/x", "x"] {
+            assert_eq!(safe_next(Some(evil)), "/", "{evil:?}");
+        }
         assert_eq!(safe_next(None), "/");
     }
 }

@@ -13,13 +13,14 @@ pub mod form;
 pub mod grid;
 pub mod my;
 pub mod pages;
+pub mod transport;
 pub mod week;
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::cookie::{Cookie, SameSite};
+use actix_web::cookie::Cookie;
 use actix_web::dev::Payload;
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
@@ -31,10 +32,41 @@ use crate::auth::staff::{self, StaffUser};
 use crate::db::DbError;
 use crate::state::AppState;
 
-pub const SESSION_COOKIE: &str = "yeyak_session";
-pub const CSRF_COOKIE: &str = "yeyak_csrf";
 /// Largest form body accepted.
 const FORM_LIMIT: usize = 64 * 1024;
+
+/// Every state-changing form of a signed-in page. Each is served by a
+/// handler taking [`StaffForm`] or [`AdminForm`] (sign-in, then the CSRF
+/// token bound to the session); `tests/api/forms.rs` posts to every one
+/// without a token and with another session's token, and checks that this
+/// list equals the POST routes registered in the source.
+pub const FORM_ROUTES: &[&str] = &[
+    "/bookings",
+    "/bookings/{id}/move",
+    "/bookings/{id}/cancel",
+    "/bookings/{id}/check-in",
+    "/logout",
+    "/account/password",
+    "/account/calendar-token",
+    "/admin/staff",
+    "/admin/staff/{id}/disable",
+    "/admin/staff/{id}/enable",
+    "/admin/staff/{id}/password",
+    "/admin/keys",
+    "/admin/keys/{id}/revoke",
+    "/admin/approvals/{id}/approve",
+    "/admin/approvals/{id}/reject",
+    "/admin/rooms",
+    "/admin/rooms/{code}",
+    "/admin/rooms/{code}/retire",
+    "/admin/rooms/{code}/display-token",
+    "/admin/rooms/{code}/display-token/revoke",
+];
+
+/// POST routes outside [`FORM_ROUTES`], each with why it needs no session
+/// CSRF token: sign-in has no session yet (its token is bound to the nonce
+/// alone), and the door display is authorised by its room token in the form.
+pub const OTHER_POST_ROUTES: &[&str] = &["/login", "/display/{code}/book", "/display/{code}/check-in"];
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(day::day))
@@ -55,7 +87,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/admin/consistency", web::get().to(admin::consistency))
         .route("/admin/staff", web::get().to(admin::staff_page))
         .route("/admin/staff", web::post().to(admin::add_staff))
+        .route("/admin/staff/{id}/disable", web::post().to(admin::disable_staff))
+        .route("/admin/staff/{id}/enable", web::post().to(admin::enable_staff))
+        .route("/admin/staff/{id}/password", web::post().to(admin::reset_password))
         .route("/admin/keys", web::post().to(admin::add_key))
+        .route("/admin/keys/{id}/revoke", web::post().to(admin::revoke_key))
+        .route("/account", web::get().to(account::account))
+        .route("/account/password", web::post().to(account::change_password))
+        .route("/account/calendar-token", web::post().to(account::rotate_calendar_token))
         .route("/admin/approvals", web::get().to(approvals::list))
         .route("/admin/approvals/{id}/approve", web::post().to(approvals::approve))
         .route("/admin/approvals/{id}/reject", web::post().to(approvals::reject))
@@ -141,7 +180,7 @@ impl FromRequest for SignedIn {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered");
-        let token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
+        let token = session_token(req, &state);
         let next = req.uri().path_and_query().map_or("/".to_owned(), |p| p.to_string());
         Box::pin(async move {
             let login = || {
@@ -271,49 +310,64 @@ impl FromRequest for FormData {
     }
 }
 
-/// CSRF tokens: the cookie holds a random nonce, forms hold HMAC(secret, nonce).
+/// The session token the browser sent, if any.
+pub fn session_token(req: &HttpRequest, state: &AppState) -> Option<String> {
+    req.cookie(state.transport.session_cookie()).map(|c| c.value().to_owned())
+}
+
+/// A cookie with the installation's flags (see [`transport::Transport::cookie`]).
+pub fn cookie(state: &AppState, name: &'static str, value: String) -> Cookie<'static> {
+    state.transport.cookie(name, value)
+}
+
+/// CSRF tokens: the cookie holds a random nonce, forms hold
+/// HMAC(secret, nonce, session token). Binding the session means a token
+/// taken from another browser, or from before sign-in, is refused even when
+/// its nonce cookie is planted; sign-in plants a fresh nonce.
 pub struct Csrf {
     pub token: String,
     /// Set when this response must plant a new nonce cookie.
     pub cookie: Option<Cookie<'static>>,
 }
 
-fn csrf_mac(secret: &[u8], nonce: &str) -> String {
+fn csrf_mac(secret: &[u8], nonce: &str, session: &str) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
     mac.update(b"csrf\x00");
     mac.update(nonce.as_bytes());
-    hex::encode(mac.finalize().into_bytes())
+    mac.update(b"\x00");
+    mac.update(session.as_bytes());
+    mac
 }
 
-fn is_https(req: &HttpRequest) -> bool {
-    req.connection_info().scheme() == "https"
-}
-
-/// Cookie settings of SPEC §5: HttpOnly, SameSite=Lax, Secure over TLS.
-pub fn cookie(req: &HttpRequest, name: &'static str, value: String) -> Cookie<'static> {
-    Cookie::build(name, value).path("/").http_only(true).same_site(SameSite::Lax).secure(is_https(req)).finish()
+/// A new random nonce as the CSRF cookie, and the token that goes with it.
+pub fn fresh_csrf(state: &AppState, session: &str) -> Csrf {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let nonce = hex::encode(bytes);
+    let token = hex::encode(csrf_mac(&state.secret, &nonce, session).finalize().into_bytes());
+    Csrf { token, cookie: Some(cookie(state, state.transport.csrf_cookie(), nonce)) }
 }
 
 impl Csrf {
     /// The token for forms on this page (reusing the browser's nonce).
     pub fn for_render(req: &HttpRequest, state: &AppState) -> Csrf {
-        if let Some(nonce) = req.cookie(CSRF_COOKIE).map(|c| c.value().to_owned()).filter(|n| n.len() == 64) {
-            return Csrf { token: csrf_mac(&state.secret, &nonce), cookie: None };
+        let session = session_token(req, state).unwrap_or_default();
+        let nonce = req.cookie(state.transport.csrf_cookie()).map(|c| c.value().to_owned()).filter(|n| n.len() == 64);
+        match nonce {
+            Some(nonce) => Csrf {
+                token: hex::encode(csrf_mac(&state.secret, &nonce, &session).finalize().into_bytes()),
+                cookie: None,
+            },
+            None => fresh_csrf(state, &session),
         }
-        let mut bytes = [0u8; 32];
-        rand::thread_rng().fill_bytes(&mut bytes);
-        let nonce = hex::encode(bytes);
-        Csrf { token: csrf_mac(&state.secret, &nonce), cookie: Some(cookie(req, CSRF_COOKIE, nonce)) }
     }
 
-    /// Whether a posted form's token matches the browser's nonce.
+    /// Whether a posted form's token matches the browser's nonce and session.
     pub fn verify(req: &HttpRequest, state: &AppState, form: &FormData) -> bool {
-        let Some(nonce) = req.cookie(CSRF_COOKIE) else { return false };
+        let Some(nonce) = req.cookie(state.transport.csrf_cookie()) else { return false };
         let Ok(sent) = hex::decode(form.get("csrf_token")) else { return false };
-        let mut mac = Hmac::<Sha256>::new_from_slice(&state.secret).expect("any key length");
-        mac.update(b"csrf\x00");
-        mac.update(nonce.value().as_bytes());
-        mac.verify_slice(&sent).is_ok()
+        let session = session_token(req, state).unwrap_or_default();
+        csrf_mac(&state.secret, nonce.value(), &session).verify_slice(&sent).is_ok()
     }
 
     pub fn attach(self, mut res: HttpResponse) -> HttpResponse {

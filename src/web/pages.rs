@@ -45,6 +45,19 @@ pub struct LoginPage {
     pub nav: Option<Nav>,
     pub csrf: String,
     pub username: String,
+    /// Where to go after signing in (already checked to be a local path).
+    pub next: String,
+    pub message: Option<Notice>,
+}
+
+#[derive(Template)]
+#[template(path = "account.html")]
+pub struct AccountPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub username: String,
+    pub display_name: String,
+    pub feed_url: String,
     pub message: Option<Notice>,
 }
 
@@ -195,7 +208,9 @@ pub struct ConsistencyPage {
 pub struct StaffPage {
     pub nav: Option<Nav>,
     pub csrf: String,
-    pub staff: Vec<crate::auth::staff::StaffUser>,
+    pub me: i64,
+    pub staff: Vec<crate::auth::staff::StaffEntry>,
+    pub keys: Vec<crate::auth::keys::KeyEntry>,
     pub message: Option<Notice>,
     pub new_key: Option<String>,
 }

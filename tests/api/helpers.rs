@@ -144,6 +144,12 @@ impl TestApp {
         Self::start(self.db_name.clone(), false, |_| {}).await
     }
 
+    /// A second process on this app's database with other settings (a
+    /// restart with a changed configuration).
+    pub async fn another_process_with(&self, tweak: impl FnOnce(&mut Config)) -> TestApp {
+        Self::start(self.db_name.clone(), false, tweak).await
+    }
+
     async fn start(db_name: String, owns_db: bool, tweak: impl FnOnce(&mut Config)) -> TestApp {
         let mut config = test_config(&db_name);
         tweak(&mut config);

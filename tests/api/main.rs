@@ -2,7 +2,9 @@
 
 mod helpers;
 
+mod accounts;
 mod admission;
+mod forms;
 mod browser;
 mod calendar;
 mod capacity;

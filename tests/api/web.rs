@@ -83,7 +83,7 @@ pub fn tomorrow(app: &TestApp) -> String {
     (app.clock.now().with_timezone(&chrono_tz::Asia::Seoul).date_naive() + chrono::Duration::days(1)).to_string()
 }
 
-fn booked_id(page: &Page) -> i64 {
+pub fn booked_id(page: &Page) -> i64 {
     let loc = page.location.as_deref().expect("redirect");
     loc.split("booked=").nth(1).unwrap().split(['&', '#']).next().unwrap().parse().unwrap()
 }

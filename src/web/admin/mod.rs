@@ -5,15 +5,13 @@ pub mod rooms;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
-use rand::RngCore;
 
 use super::pages::{self, nav, ConsistencyPage, Notice, StaffPage};
 use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
-use crate::auth::api_key::{hash_secret, Role, Tenant};
+use super::account::MIN_PASSWORD_CHARS;
+use crate::auth::api_key::{Role, Tenant};
+use crate::auth::keys;
 use crate::auth::staff::{self, StaffUser};
-use crate::db::schema::api_key;
 use crate::db::DbError;
 use crate::state::AppState;
 
@@ -50,8 +48,11 @@ async fn render_staff(
 ) -> Result<HttpResponse, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let list = staff::list(&mut conn).await?;
+    let keys = keys::list(&mut conn, &state.keys).await?;
+    drop(conn);
     let csrf = Csrf::for_render(req, state);
-    let page = StaffPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), staff: list, message, new_key };
+    let page =
+        StaffPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), me: user.id, staff: list, keys, message, new_key };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
 
@@ -63,6 +64,22 @@ pub async fn staff_page(
     render_staff(&state, &req, &user, None, None, StatusCode::OK).await
 }
 
+/// An optional email address: empty is none; else `local@domain`, 3–254 characters.
+fn parse_email(raw: &str) -> Result<Option<&str>, ()> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    let ok = (3..=254).contains(&raw.len())
+        && raw.split_once('@').is_some_and(|(l, d)| !l.is_empty() && !d.is_empty() && !d.contains('@'))
+        && !raw.chars().any(char::is_whitespace);
+    if ok {
+        Ok(Some(raw))
+    } else {
+        Err(())
+    }
+}
+
 pub async fn add_staff(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -70,23 +87,27 @@ pub async fn add_staff(
 ) -> Result<HttpResponse, WebError> {
     let (username, display, password) =
         (form.get("username").trim(), form.get("display_name").trim(), form.get("password"));
+    let email = parse_email(form.get("email"));
     let refuse = |text: &str| Some(Notice::error(text));
     let problem = if !staff::valid_username(username) {
         refuse("아이디는 영문·숫자·._- 1~64자입니다.")
     } else if display.is_empty() || display.chars().count() > 100 {
         refuse("이름을 1~100자로 적어 주세요.")
-    } else if password.chars().count() < 10 {
+    } else if password.chars().count() < MIN_PASSWORD_CHARS {
         refuse("비밀번호는 10자 이상이어야 합니다.")
+    } else if email.is_err() {
+        refuse("이메일 주소 형식이 맞지 않습니다.")
     } else {
         None
     };
     if let Some(message) = problem {
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let password = password.to_owned();
-    let hash = tokio::task::spawn_blocking(move || staff::hash_password(&password)).await.expect("hashing task");
+    let hash = staff::hash_in_slot(&state.hashing, password).await;
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let created = staff::create(&mut conn, username, display, &hash, form.get("is_admin") == "1").await?;
+    let created =
+        staff::create(&mut conn, username, display, email.unwrap_or(None), &hash, form.get("is_admin") == "1").await?;
+    drop(conn);
     let (message, status) = match created {
         Some(s) => (Notice::ok(format!("{} 계정을 만들었습니다.", s.username)), StatusCode::OK),
         None => (Notice::error("이미 있는 아이디입니다."), StatusCode::CONFLICT),
@@ -94,30 +115,114 @@ pub async fn add_staff(
     render_staff(&state, &req, &user, Some(message), None, status).await
 }
 
+/// The `{id}` of a staff or key route (404 page for anything else).
+fn path_id(raw: &str) -> Result<i64, WebError> {
+    raw.parse().map_err(|_| WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "없는 항목입니다.")))
+}
+
+async fn set_disabled(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    id: &str,
+    disabled: bool,
+) -> Result<HttpResponse, WebError> {
+    let id = path_id(id)?;
+    if disabled && id == user.id {
+        let message = Notice::error("자기 계정은 끌 수 없습니다.");
+        return render_staff(state, req, user, Some(message), None, StatusCode::BAD_REQUEST).await;
+    }
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let changed = staff::set_disabled(&mut conn, id, disabled, state.clock.now()).await?;
+    drop(conn);
+    let Some(person) = changed else { return Err(path_id("").unwrap_err()) };
+    let message = if disabled {
+        format!("{} 계정을 껐습니다. 로그인, 캘린더 구독과 그가 만든 문 앞 화면이 모두 끝났습니다.", person.username)
+    } else {
+        format!("{} 계정을 다시 켰습니다.", person.username)
+    };
+    render_staff(state, req, user, Some(Notice::ok(message)), None, StatusCode::OK).await
+}
+
+/// `POST /admin/staff/{id}/disable`
+pub async fn disable_staff(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    AdminForm(StaffForm { user, .. }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    set_disabled(&state, &req, &user, &id, true).await
+}
+
+/// `POST /admin/staff/{id}/enable`
+pub async fn enable_staff(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    AdminForm(StaffForm { user, .. }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    set_disabled(&state, &req, &user, &id, false).await
+}
+
+/// `POST /admin/staff/{id}/password`: an admin sets a new password; every
+/// session of that person ends (the admin's own too, if it is theirs).
+pub async fn reset_password(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    AdminForm(StaffForm { user, form }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    let id = path_id(&id)?;
+    let password = form.get("password");
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        let message = Notice::error("비밀번호는 10자 이상이어야 합니다.");
+        return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
+    }
+    let hash = staff::hash_in_slot(&state.hashing, password).await;
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let keep = (id == user.id).then(|| super::session_token(&req, &state)).flatten();
+    let found = staff::set_password(&mut conn, id, &hash, keep.as_deref()).await?;
+    drop(conn);
+    if !found {
+        return Err(path_id("").unwrap_err());
+    }
+    let message = Notice::ok("비밀번호를 새로 정했습니다. 그 사람의 다른 로그인은 모두 끝났습니다.");
+    render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
+}
+
 pub async fn add_key(
     state: web::Data<AppState>,
     req: HttpRequest,
     AdminForm(StaffForm { user, form }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
+    let label = form.get("label");
     let (Ok(tenant), Ok(role)) = (Tenant::parse(form.get("tenant").trim()), form.get("role").parse::<Role>()) else {
         let message = Notice::error("테넌트(영문·숫자·._- 1~64자)와 역할을 확인해 주세요.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     };
-    let mut bytes = [0u8; 24];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    let secret = format!("yk_{}", hex::encode(bytes));
-    let role_name = if role == Role::Admin { "admin" } else { "integration" };
-    let label: String = form.get("label").chars().take(100).collect();
+    if label.chars().count() > keys::LABEL_CHARS {
+        let message = Notice::error("메모는 100자까지입니다.");
+        return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
+    }
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    diesel::insert_into(api_key::table)
-        .values((
-            api_key::tenant.eq(tenant.as_str()),
-            api_key::role.eq(role_name),
-            api_key::key_hash.eq(hash_secret(&secret)),
-            api_key::label.eq(label),
-        ))
-        .execute(&mut conn)
-        .await?;
-    let message = Notice::ok(format!("{tenant} 테넌트의 {role_name} 키를 만들었습니다."));
-    render_staff(&state, &req, &user, Some(message), Some(secret), StatusCode::OK).await
+    let key = keys::create(&mut conn, &tenant, role, label).await?;
+    drop(conn);
+    let message = Notice::ok(format!("{tenant} 테넌트의 {} 키를 만들었습니다.", key.role));
+    render_staff(&state, &req, &user, Some(message), Some(key.secret), StatusCode::OK).await
+}
+
+/// `POST /admin/keys/{id}/revoke`
+pub async fn revoke_key(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    AdminForm(StaffForm { user, .. }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    let id = path_id(&id)?;
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let revoked = keys::revoke(&mut conn, id, state.clock.now()).await?;
+    drop(conn);
+    let Some(key) = revoked else { return Err(path_id("").unwrap_err()) };
+    let message = Notice::ok(format!("{} 테넌트의 키 #{id}를 폐기했습니다.", key.tenant));
+    render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
 }
