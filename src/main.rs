@@ -9,11 +9,7 @@ async fn main() -> ExitCode {
     yeyak::telemetry::init(&config.log_format);
     let exposed = config.exposed_defaults();
     if !exposed.is_empty() {
-        eprintln!(
-            "yeyak: refusing to listen on {} with development defaults; set {}",
-            config.bind,
-            exposed.join(", ")
-        );
+        eprintln!("yeyak: refusing to listen on {} with development defaults; set {}", config.bind, exposed.join(", "));
         return ExitCode::from(2);
     }
     let app = match yeyak::startup::build(config).await {

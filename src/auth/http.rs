@@ -19,9 +19,14 @@ pub fn routes(api: &mut Api) {
     api.route(
         Method::POST,
         "/admin/keys",
-        Op::new::<NewKey>(Tag::Admin, "createApiKey", "create an API key; its secret is shown only in this answer", 201)
-            .admin()
-            .body::<NewKeyBody>(),
+        Op::new::<NewKey>(
+            Tag::Admin,
+            "createApiKey",
+            "create an API key; its secret is shown only in this answer",
+            201,
+        )
+        .admin()
+        .body::<NewKeyBody>(),
         create,
     )
     .route(
@@ -34,9 +39,14 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/admin/keys/{id}/revoke",
-        Op::new::<KeyEntry>(Tag::Admin, "revokeApiKey", "revoke a key: its next request gets 401, on every process", 200)
-            .admin()
-            .errors(&[ErrorCode::NotFound]),
+        Op::new::<KeyEntry>(
+            Tag::Admin,
+            "revokeApiKey",
+            "revoke a key: its next request gets 401, on every process",
+            200,
+        )
+        .admin()
+        .errors(&[ErrorCode::NotFound]),
         revoke,
     );
 }

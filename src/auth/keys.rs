@@ -125,13 +125,12 @@ pub async fn list(conn: &mut Conn, registry: &ApiKeyRegistry) -> QueryResult<Vec
 /// Revokes a stored key; revoking again changes nothing and answers the
 /// same. `None` when no such key.
 pub async fn revoke(conn: &mut Conn, id: i64, now: DateTime<Utc>) -> QueryResult<Option<KeyEntry>> {
-    let revoked: Option<Row> =
-        diesel::update(api_key::table.find(id).filter(api_key::revoked_at.is_null()))
-            .set(api_key::revoked_at.eq(now))
-            .returning(COLUMNS)
-            .get_result(&mut *conn)
-            .await
-            .optional()?;
+    let revoked: Option<Row> = diesel::update(api_key::table.find(id).filter(api_key::revoked_at.is_null()))
+        .set(api_key::revoked_at.eq(now))
+        .returning(COLUMNS)
+        .get_result(&mut *conn)
+        .await
+        .optional()?;
     let row = match revoked {
         Some(row) => Some(row),
         None => api_key::table.find(id).select(COLUMNS).first(conn).await.optional()?,

@@ -12,7 +12,10 @@ use crate::web::{Browser, Page, ADMIN_PASSWORD, ADMIN_USER};
 /// The value of `name=` in one of a page's Set-Cookie headers.
 fn cookie_value(page: &Page, name: &str) -> Option<String> {
     let prefix = format!("{name}=");
-    page.cookies.iter().find(|c| c.starts_with(&prefix)).map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
+    page.cookies
+        .iter()
+        .find(|c| c.starts_with(&prefix))
+        .map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
 }
 
 async fn add_person(admin: &Browser<'_>, username: &str, email: &str) -> Page {
@@ -155,9 +158,15 @@ async fn a_changed_admin_password_setting_takes_effect_at_the_next_start() {
 async fn keys_are_created_once_listed_with_last_use_and_revoked_on_every_process() {
     let app = TestApp::spawn().await;
     let second = app.another_process().await;
-    let (status, created) =
-        post(&app, "/api/admin/keys", ADMIN, "admin", "k1", json!({"tenant": "crm", "role": "integration", "label": "CRM 연동"}))
-            .await;
+    let (status, created) = post(
+        &app,
+        "/api/admin/keys",
+        ADMIN,
+        "admin",
+        "k1",
+        json!({"tenant": "crm", "role": "integration", "label": "CRM 연동"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let secret = created["secret"].as_str().unwrap().to_owned();
     let id = created["id"].as_i64().unwrap();
@@ -180,9 +189,11 @@ async fn keys_are_created_once_listed_with_last_use_and_revoked_on_every_process
     let (status, _) = post(&app, "/api/admin/keys", &secret, "x", "k2", json!({"tenant": "x", "role": "admin"})).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     // Bad input names its field.
-    let (status, err) = post(&app, "/api/admin/keys", ADMIN, "admin", "k3", json!({"tenant": "a b", "role": "integration"})).await;
+    let (status, err) =
+        post(&app, "/api/admin/keys", ADMIN, "admin", "k3", json!({"tenant": "a b", "role": "integration"})).await;
     assert_eq!((status, err["details"]["field"].as_str()), (StatusCode::BAD_REQUEST, Some("tenant")), "{err}");
-    let (status, err) = post(&app, "/api/admin/keys", ADMIN, "admin", "k4", json!({"tenant": "ab", "role": "root"})).await;
+    let (status, err) =
+        post(&app, "/api/admin/keys", ADMIN, "admin", "k4", json!({"tenant": "ab", "role": "root"})).await;
     assert_eq!((status, err["details"]["field"].as_str()), (StatusCode::BAD_REQUEST, Some("role")), "{err}");
 
     // Revoked on the first process: the second refuses it on the next request.
@@ -207,7 +218,12 @@ async fn the_staff_page_creates_shows_once_and_revokes_keys() {
     let made = admin
         .post(
             "/admin/keys",
-            &[("tenant", "kiosk"), ("role", "integration"), ("label", "로비"), ("csrf_token", &page.field("csrf_token"))],
+            &[
+                ("tenant", "kiosk"),
+                ("role", "integration"),
+                ("label", "로비"),
+                ("csrf_token", &page.field("csrf_token")),
+            ],
         )
         .await;
     assert_eq!(made.status, StatusCode::OK);
@@ -218,8 +234,7 @@ async fn the_staff_page_creates_shows_once_and_revokes_keys() {
     assert!(!listed.html.contains(&secret), "the secret is shown once");
     assert!(listed.html.contains("YEYAK_API_KEYS에서 관리"));
     let id: i64 = app.db().await.query_one("SELECT id FROM api_key WHERE tenant = 'kiosk'", &[]).await.unwrap().get(0);
-    let revoked =
-        admin.post(&format!("/admin/keys/{id}/revoke"), &[("csrf_token", &listed.field("csrf_token"))]).await;
+    let revoked = admin.post(&format!("/admin/keys/{id}/revoke"), &[("csrf_token", &listed.field("csrf_token"))]).await;
     assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.html);
     assert!(revoked.html.contains("폐기됨"));
     assert_eq!(app.get_json("/api/resources", &secret).await.0, StatusCode::UNAUTHORIZED);
@@ -247,7 +262,10 @@ async fn a_password_change_needs_the_current_one_and_ends_other_sessions() {
         .await;
     assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
     let short = laptop
-        .post("/account/password", &[("current_password", "correct-horse-1"), ("new_password", "short"), ("csrf_token", &csrf)])
+        .post(
+            "/account/password",
+            &[("current_password", "correct-horse-1"), ("new_password", "short"), ("csrf_token", &csrf)],
+        )
         .await;
     assert_eq!(short.status, StatusCode::BAD_REQUEST);
     assert!(signed_in(&phone).await, "refused changes end nothing");
@@ -350,11 +368,19 @@ async fn an_admin_resets_a_password_and_the_persons_sessions_end() {
     lee.sign_in("lee", "correct-horse-1").await;
     let id = staff_id(&app, "lee").await;
     let page = admin.get("/admin/staff").await;
-    let short = admin.post(&format!("/admin/staff/{id}/password"), &[("password", "short"), ("csrf_token", &page.field("csrf_token"))]).await;
+    let short = admin
+        .post(
+            &format!("/admin/staff/{id}/password"),
+            &[("password", "short"), ("csrf_token", &page.field("csrf_token"))],
+        )
+        .await;
     assert_eq!(short.status, StatusCode::BAD_REQUEST);
     assert!(signed_in(&lee).await);
     let reset = admin
-        .post(&format!("/admin/staff/{id}/password"), &[("password", "reset-by-admin-1"), ("csrf_token", &page.field("csrf_token"))])
+        .post(
+            &format!("/admin/staff/{id}/password"),
+            &[("password", "reset-by-admin-1"), ("csrf_token", &page.field("csrf_token"))],
+        )
         .await;
     assert_eq!(reset.status, StatusCode::OK, "{}", reset.html);
     assert!(!signed_in(&lee).await);
@@ -399,7 +425,11 @@ async fn a_storm_of_bad_sign_ins_does_not_starve_the_api() {
                 .header("Cookie", format!("yeyak_csrf={nonce}"))
                 // Every attempt from its own address, for a name of its own.
                 .header("X-Forwarded-For", format!("10.1.{}.{}", i / 200, i % 200 + 1))
-                .form(&[("username", format!("nobody{i}")), ("password", "wrong-password".into()), ("csrf_token", csrf)])
+                .form(&[
+                    ("username", format!("nobody{i}")),
+                    ("password", "wrong-password".into()),
+                    ("csrf_token", csrf),
+                ])
                 .send()
                 .await
                 .unwrap();
@@ -472,7 +502,8 @@ async fn cookies_follow_the_public_url_not_client_headers() {
     assert!(set.iter().any(|c| c.starts_with("yeyak_csrf=")), "{set:?}");
     assert!(set.iter().all(|c| !c.to_ascii_lowercase().contains("secure")), "{set:?}");
 
-    let https = TestApp::spawn_with(|c| c.public_url = Some(url::Url::parse("https://rooms.example.com").unwrap())).await;
+    let https =
+        TestApp::spawn_with(|c| c.public_url = Some(url::Url::parse("https://rooms.example.com").unwrap())).await;
     let res = https.http.get(https.url("/login")).send().await.unwrap();
     assert_eq!(res.headers()["strict-transport-security"], "max-age=31536000");
     let set: Vec<String> = res.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_owned()).collect();
@@ -555,7 +586,12 @@ async fn sign_in_renews_the_csrf_token_and_keeps_next() {
         let out = b
             .post(
                 "/login",
-                &[("username", ADMIN_USER), ("password", ADMIN_PASSWORD), ("csrf_token", &login.field("csrf_token")), ("next", evil)],
+                &[
+                    ("username", ADMIN_USER),
+                    ("password", ADMIN_PASSWORD),
+                    ("csrf_token", &login.field("csrf_token")),
+                    ("next", evil),
+                ],
             )
             .await;
         assert_eq!(out.location.as_deref(), Some("/"), "{evil:?}");

@@ -52,7 +52,10 @@ fn the_form_list_is_exactly_the_registered_post_routes() {
 
 fn cookie_value(page: &Page, name: &str) -> Option<String> {
     let prefix = format!("{name}=");
-    page.cookies.iter().find(|c| c.starts_with(&prefix)).map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
+    page.cookies
+        .iter()
+        .find(|c| c.starts_with(&prefix))
+        .map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
 }
 
 /// Everything the tests below could change, as one fingerprint.
@@ -70,7 +73,10 @@ async fn fingerprint(app: &TestApp) -> String {
         "room_display_token",
     ] {
         let row = db
-            .query_one(&format!("SELECT coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM {table} t"), &[])
+            .query_one(
+                &format!("SELECT coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM {table} t"),
+                &[],
+            )
             .await
             .unwrap();
         out.push_str(&format!("{table}:{};", row.get::<_, String>(0)));

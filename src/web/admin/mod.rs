@@ -6,9 +6,9 @@ pub mod rooms;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
+use super::account::MIN_PASSWORD_CHARS;
 use super::pages::{self, nav, ConsistencyPage, Notice, StaffPage};
 use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
-use super::account::MIN_PASSWORD_CHARS;
 use crate::auth::api_key::{Role, Tenant};
 use crate::auth::keys;
 use crate::auth::staff::{self, StaffUser};
@@ -51,8 +51,15 @@ async fn render_staff(
     let keys = keys::list(&mut conn, &state.keys).await?;
     drop(conn);
     let csrf = Csrf::for_render(req, state);
-    let page =
-        StaffPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), me: user.id, staff: list, keys, message, new_key };
+    let page = StaffPage {
+        nav: nav(user, &csrf.token),
+        csrf: csrf.token.clone(),
+        me: user.id,
+        staff: list,
+        keys,
+        message,
+        new_key,
+    };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
 
@@ -117,7 +124,8 @@ pub async fn add_staff(
 
 /// The `{id}` of a staff or key route (404 page for anything else).
 fn path_id(raw: &str) -> Result<i64, WebError> {
-    raw.parse().map_err(|_| WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "없는 항목입니다.")))
+    raw.parse()
+        .map_err(|_| WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "없는 항목입니다.")))
 }
 
 async fn set_disabled(
