@@ -300,10 +300,14 @@ async fn catalogue_pages(app: &TestApp, c: &Client, date: &str) -> Result<(), fa
     assert_accessible(c, "admin rooms").await;
     c.goto(&app.url("/admin/rooms/T01")).await?;
     assert_accessible(c, "admin room").await;
-    for page in ["/admin/staff", "/admin/consistency"] {
+    for page in ["/admin/staff", "/admin/consistency", "/account"] {
         c.goto(&app.url(page)).await?;
         assert_accessible(c, page).await;
     }
+    c.goto(&app.url("/admin/staff")).await?;
+    screenshot(c, "admin-staff").await;
+    c.goto(&app.url("/account")).await?;
+    screenshot(c, "account").await;
     Ok(())
 }
 
