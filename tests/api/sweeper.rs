@@ -231,6 +231,23 @@ async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() 
     assert!(took_over, "the other sweeper leads once the leader's session is gone");
     // The old leader notices its broken session and does not sweep.
     assert!(!matches!(sweepers[leader].tick().await, Ok(TickOutcome::Elected(_))));
+
+    // Holds that fall due after the kill are expired by the new leader, each once.
+    for i in 0..5 {
+        let body = json!({"code": format!("late-{i}"), "name": "r", "capacity": 1});
+        let (_, r) = post(&app, "/api/resources", ADMIN, "ops", &format!("late{i}"), body).await;
+        post(&app, &format!("/api/resources/{}/holds", r["id"]), TENANT_ONE, "late", &format!("lh{i}"), json!({}))
+            .await;
+    }
+    app.clock.advance(Duration::seconds(31));
+    for _ in 0..3 {
+        for s in &sweepers {
+            let _ = s.tick().await;
+        }
+    }
+    assert_eq!(app.count("SELECT count(*) FROM capacity_hold WHERE state = 'HELD'").await, 0);
+    assert_eq!(app.count("SELECT count(*) FROM notification_outbox WHERE kind = 'hold.expired'").await, 85);
+    app.assert_consistent().await;
 }
 
 #[tokio::test]
