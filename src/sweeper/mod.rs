@@ -247,7 +247,7 @@ impl Sweeper {
     async fn sweep(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
         let started = Instant::now();
         let now = self.clock.now();
-        let drain = self.drain.load(Ordering::Relaxed);
+        let drain = AtomicBool::load(&self.drain, Ordering::Relaxed);
         let scope = if drain { DueScope::HandOff } else { DueScope::All };
         let mut summary = self.settle_each(max_resources, scope, now, started).await?;
         if drain {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use tokio::sync::Barrier;
+use yeyak::clock::Clock;
 use yeyak::sweeper::{store, SweepSummary, Sweeper};
 
 use crate::helpers::*;
