@@ -287,7 +287,11 @@ impl Sweeper {
 
     /// Expires quiet resources' due holds in batches of [`DRAIN_BATCH`], one
     /// transaction each, until none is left or the tick's budget is spent.
-    async fn drain_backlog(&self, now: chrono::DateTime<chrono::Utc>, started: Instant) -> Result<SweepSummary, DbError> {
+    async fn drain_backlog(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        started: Instant,
+    ) -> Result<SweepSummary, DbError> {
         let mut summary = SweepSummary::default();
         while started.elapsed() < TICK_BUDGET {
             let batch = {

@@ -54,12 +54,7 @@ pub enum DueScope {
 
 /// Resources with a HELD hold or an ACTIVE offer past its expiry, oldest
 /// expiry first (partial indexes on `expires_at` serve both halves).
-pub async fn due_resources(
-    conn: &mut Conn,
-    now: DateTime<Utc>,
-    limit: i64,
-    scope: DueScope,
-) -> QueryResult<Vec<i64>> {
+pub async fn due_resources(conn: &mut Conn, now: DateTime<Utc>, limit: i64, scope: DueScope) -> QueryResult<Vec<i64>> {
     let sql = match scope {
         DueScope::All => {
             "SELECT resource_id FROM (

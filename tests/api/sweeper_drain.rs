@@ -289,9 +289,13 @@ async fn a_waiter_joining_during_the_drain_is_offered_the_units_not_skipped() {
     assert_eq!((after.candidates, after.expired_holds), (0, 0));
     let s = app.state.sweeper.sweep_now(32).await.unwrap();
     assert_eq!((s.expired_holds, s.promoted_entries, s.released_units), (1, 1, 0));
-    assert_eq!(app.count("SELECT count(*) FROM waitlist_entry WHERE owner_digest = 'bob' AND state = 'OFFERED'").await, 1);
     assert_eq!(
-        app.count(&format!("SELECT count(*) FROM capacity_hold WHERE id = {} AND state = 'EXPIRED'", alice["id"])).await,
+        app.count("SELECT count(*) FROM waitlist_entry WHERE owner_digest = 'bob' AND state = 'OFFERED'").await,
+        1
+    );
+    assert_eq!(
+        app.count(&format!("SELECT count(*) FROM capacity_hold WHERE id = {} AND state = 'EXPIRED'", alice["id"]))
+            .await,
         1
     );
     app.assert_consistent().await;
