@@ -124,16 +124,15 @@ pub async fn drain_unwaited(conn: &mut Conn, now: DateTime<Utc>, batch: i64) -> 
               ORDER BY h.expires_at, h.id
               LIMIT $2),
          quiet AS (
-             SELECT r.id FROM capacity_resource r
-              WHERE r.id IN (SELECT resource_id FROM cand)
-                AND (r.waiting_count = 0 OR r.state <> 'OPEN')
-              ORDER BY r.id
-                FOR UPDATE SKIP LOCKED),
+             SELECT cand.id AS hold_id, r.id
+               FROM cand JOIN capacity_resource r ON r.id = cand.resource_id
+              WHERE r.waiting_count = 0 OR r.state <> 'OPEN'
+                FOR UPDATE OF r SKIP LOCKED),
          picked AS (
-             SELECT h.id FROM capacity_hold h
-              WHERE h.id IN (SELECT id FROM cand) AND h.resource_id IN (SELECT id FROM quiet)
-                AND h.state = 'HELD' AND h.expires_at <= $1
-                FOR UPDATE SKIP LOCKED),
+             SELECT h.id
+               FROM quiet JOIN capacity_hold h ON h.id = quiet.hold_id
+              WHERE h.state = 'HELD' AND h.expires_at <= $1
+                FOR UPDATE OF h SKIP LOCKED),
          expired AS (
              UPDATE capacity_hold h
                 SET state = 'EXPIRED', revision = h.revision + 1, updated_at = $1
