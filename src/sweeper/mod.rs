@@ -1,13 +1,17 @@
 //! Expiry sweeper (seed 000 §리더로 선출된 정리 작업자, SPEC §6). Runs in every
 //! process; each tick only the process holding a PostgreSQL advisory lock (on
-//! a connection of its own) works. The work is at most 32 resources with due
-//! holds or offers, oldest expiry first, within a 5 s budget, one transaction
-//! per resource; a tick that overlaps the previous one in this process is
-//! skipped. Re-sweeping changes nothing: due rows are selected by state.
+//! a connection of its own) works, within a 5 s budget; a tick that overlaps
+//! the previous one in this process is skipped. Two paths share the work:
+//! resources where a hand-off may happen (someone waits, or an offer is due)
+//! are settled one transaction per resource, at most 32, oldest expiry first;
+//! the due holds of all the others are the backlog drain's, set-based batches
+//! bounded by rows, not resources (SPEC §11 "the building's clock").
+//! Re-sweeping changes nothing: due rows are selected by state.
 
 pub mod http;
 pub mod store;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
 
@@ -24,7 +28,7 @@ use crate::admission::{Bulkhead, Lane};
 use crate::clock::Clock;
 use crate::db::{self, Conn, DbError, DbStats, Pool};
 
-pub use store::SweepSummary;
+pub use store::{DueScope, SweepSummary};
 
 /// Advisory lock key of the sweeper's leader gate ("yeyak-sw").
 pub const LEADER_LOCK: i64 = 0x7965_7961_6b2d_7377;
@@ -32,6 +36,9 @@ pub const LEADER_LOCK: i64 = 0x7965_7961_6b2d_7377;
 pub const MAX_RESOURCES: i64 = 32;
 /// Time budget of one tick.
 pub const TICK_BUDGET: StdDuration = StdDuration::from_secs(5);
+/// Due holds one backlog-drain statement expires (one transaction each; it
+/// keeps that many resource rows locked for its few milliseconds).
+pub const DRAIN_BATCH: i64 = 2000;
 /// Resources of one tick settled at the same time (each in its own
 /// transaction; the bulkhead's background lane may allow fewer).
 const PARALLEL: usize = 4;
@@ -77,6 +84,9 @@ pub struct Sweeper {
     booking_policy: Option<crate::rooms::domain::Policy>,
     /// Enqueues mail reminders this long before bookings start (SPEC §10).
     reminders: Option<Duration>,
+    /// Whether quiet resources' holds go through the backlog drain (always,
+    /// except to compare with the per-resource path alone).
+    drain: AtomicBool,
 }
 
 impl Sweeper {
@@ -99,6 +109,7 @@ impl Sweeper {
             metrics: Arc::default(),
             booking_policy: None,
             reminders: None,
+            drain: AtomicBool::new(true),
         }
     }
 
@@ -135,6 +146,12 @@ impl Sweeper {
         let released = crate::checkin::release_due(&self.pool, &self.stats, &self.clock, policy).await?;
         self.metrics.sweeper_items.with_label_values(&["released_bookings"]).inc_by(released as u64);
         Ok(released)
+    }
+
+    /// Off, every due resource takes the per-resource path, as before the
+    /// backlog drain existed: for tests and benches that compare the two.
+    pub fn set_backlog_drain(&self, enabled: bool) {
+        self.drain.store(enabled, Ordering::Relaxed);
     }
 
     /// Counts ticks and items in the application's metrics.
@@ -215,7 +232,8 @@ impl Sweeper {
     }
 
     /// An admin's on-demand sweep: waits for a running tick, then works
-    /// without the leader gate (per-resource transactions make that safe).
+    /// without the leader gate (per-resource transactions, and drain batches
+    /// that skip locked rows, make that safe).
     pub async fn sweep_now(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
         let _slot = self.running.lock().await;
         let summary = self.sweep(max_resources).await?;
@@ -224,14 +242,33 @@ impl Sweeper {
         Ok(summary)
     }
 
-    /// Takes up to `max_resources` resources with due items, oldest first,
-    /// and settles each in its own transaction within the tick budget.
+    /// The hand-off path first (at most `max_resources`, people wait there),
+    /// then the backlog drain with what is left of the tick's budget.
     async fn sweep(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
         let started = Instant::now();
         let now = self.clock.now();
+        let drain = AtomicBool::load(&self.drain, Ordering::Relaxed);
+        let scope = if drain { DueScope::HandOff } else { DueScope::All };
+        let mut summary = self.settle_each(max_resources, scope, now, started).await?;
+        if drain {
+            summary.add(&self.drain_backlog(now, started).await?);
+        }
+        Ok(summary)
+    }
+
+    /// Takes up to `max_resources` resources with due items in `scope`,
+    /// oldest first, and settles each in its own transaction within the tick
+    /// budget.
+    async fn settle_each(
+        &self,
+        max_resources: i64,
+        scope: DueScope,
+        now: chrono::DateTime<chrono::Utc>,
+        started: Instant,
+    ) -> Result<SweepSummary, DbError> {
         let due = {
             let mut conn = self.pool.get().await?;
-            store::due_resources(&mut conn, now, max_resources).await?
+            store::due_resources(&mut conn, now, max_resources, scope).await?
         };
         // Resources are independent (one row lock each), so a few settle at
         // once; the bulkhead's background lane bounds how many connections
@@ -243,17 +280,57 @@ impl Sweeper {
         while let Some(one) = settled.next().await {
             let one = one?;
             summary.add(&one);
-            let items = &self.metrics.sweeper_items;
-            for (kind, n) in [
-                ("expired_holds", one.expired_holds),
-                ("expired_offers", one.expired_offers),
-                ("promoted_entries", one.promoted_entries),
-                ("released_units", one.released_units),
-            ] {
-                items.with_label_values(&[kind]).inc_by(n as u64);
+            self.count_items(&one);
+        }
+        Ok(summary)
+    }
+
+    /// Expires quiet resources' due holds in batches of [`DRAIN_BATCH`], one
+    /// transaction each, until none is left or the tick's budget is spent.
+    async fn drain_backlog(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        started: Instant,
+    ) -> Result<SweepSummary, DbError> {
+        let mut summary = SweepSummary::default();
+        while started.elapsed() < TICK_BUDGET {
+            let batch = {
+                let _lane = match &self.bulkhead {
+                    Some(b) => b.enter(Lane::Background).await,
+                    None => None,
+                };
+                db::transaction(&self.pool, &self.stats, |conn| {
+                    async move { Ok::<_, DbError>(store::drain_unwaited(conn, now, DRAIN_BATCH).await?) }.scope_boxed()
+                })
+                .await?
+            };
+            let one = SweepSummary {
+                scanned_resources: batch.resources,
+                expired_holds: batch.expired_holds,
+                released_units: batch.released_units,
+                ..SweepSummary::default()
+            };
+            summary.add(&one);
+            self.count_items(&one);
+            // Fewer candidates than a batch: nothing more is due. None
+            // expired: what is left is locked by others, for the next tick.
+            if batch.candidates < DRAIN_BATCH || batch.expired_holds == 0 {
+                break;
             }
         }
         Ok(summary)
+    }
+
+    fn count_items(&self, one: &SweepSummary) {
+        let items = &self.metrics.sweeper_items;
+        for (kind, n) in [
+            ("expired_holds", one.expired_holds),
+            ("expired_offers", one.expired_offers),
+            ("promoted_entries", one.promoted_entries),
+            ("released_units", one.released_units),
+        ] {
+            items.with_label_values(&[kind]).inc_by(n as u64);
+        }
     }
 
     /// One resource's transaction, unless the tick's budget is spent.

@@ -40,25 +40,131 @@ struct Due {
     resource_id: i64,
 }
 
+/// Which due resources the per-resource path takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DueScope {
+    /// Every resource with a due hold or offer (the per-resource path alone,
+    /// as before the backlog drain; kept to compare the two).
+    All,
+    /// Only where a hand-off may happen: due holds of an OPEN resource with
+    /// someone WAITING, and due offers. Holds of the others are the backlog
+    /// drain's ([`drain_unwaited`]).
+    HandOff,
+}
+
 /// Resources with a HELD hold or an ACTIVE offer past its expiry, oldest
 /// expiry first (partial indexes on `expires_at` serve both halves).
-pub async fn due_resources(conn: &mut Conn, now: DateTime<Utc>, limit: i64) -> QueryResult<Vec<i64>> {
-    let rows: Vec<Due> = diesel::sql_query(
-        "SELECT resource_id FROM (
-             SELECT resource_id, expires_at FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1
-             UNION ALL
-             SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
-         ) due
-         GROUP BY resource_id
-         ORDER BY min(expires_at), resource_id
-         LIMIT $2",
+pub async fn due_resources(conn: &mut Conn, now: DateTime<Utc>, limit: i64, scope: DueScope) -> QueryResult<Vec<i64>> {
+    let sql = match scope {
+        DueScope::All => {
+            "SELECT resource_id FROM (
+                 SELECT resource_id, expires_at FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1
+                 UNION ALL
+                 SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
+             ) due
+             GROUP BY resource_id
+             ORDER BY min(expires_at), resource_id
+             LIMIT $2"
+        }
+        DueScope::HandOff => {
+            "SELECT resource_id FROM (
+                 SELECT h.resource_id, h.expires_at
+                   FROM capacity_hold h JOIN capacity_resource r ON r.id = h.resource_id
+                  WHERE h.state = 'HELD' AND h.expires_at <= $1 AND r.state = 'OPEN' AND r.waiting_count > 0
+                 UNION ALL
+                 SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
+             ) due
+             GROUP BY resource_id
+             ORDER BY min(expires_at), resource_id
+             LIMIT $2"
+        }
+    };
+    let rows: Vec<Due> =
+        diesel::sql_query(sql).bind::<Timestamptz, _>(now).bind::<Int8, _>(limit).cached().load(conn).await?;
+    Ok(rows.into_iter().map(|d| d.resource_id).collect())
+}
+
+/// What one batch of the backlog drain did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, QueryableByName)]
+pub struct Drained {
+    /// Due holds of quiet resources the batch looked at (at most the batch
+    /// size; fewer means the backlog is empty as of this batch).
+    #[diesel(sql_type = Int8)]
+    pub candidates: i64,
+    #[diesel(sql_type = Int8)]
+    pub expired_holds: i64,
+    #[diesel(sql_type = Int8)]
+    pub resources: i64,
+    #[diesel(sql_type = Int8)]
+    pub released_units: i64,
+    /// `hold.expired` rows written: one per expired hold.
+    #[diesel(sql_type = Int8)]
+    pub notified: i64,
+}
+
+/// The expiry backlog path (SPEC §11 "the building's clock"): one statement
+/// expires up to `batch` due holds of resources nobody waits for, oldest
+/// first, lowers each resource's `occupied_count` by their units (revision
+/// +1, as promote-or-release does when it releases) and enqueues one
+/// `hold.expired` per hold: what [`expire_resource`] does for such a
+/// resource, without a round trip per resource.
+///
+/// The resource rows are locked first (the order every hand-off uses) and
+/// "nobody waiting" is re-checked on the row as locked, so a waiter who joined
+/// meanwhile sends the resource to the FIFO path instead. Rows another
+/// transaction holds are skipped (`SKIP LOCKED`), never waited for; the state
+/// test on the locked hold makes a second run, or a second sweeper, a no-op.
+pub async fn drain_unwaited(conn: &mut Conn, now: DateTime<Utc>, batch: i64) -> QueryResult<Drained> {
+    diesel::sql_query(
+        "WITH cand AS (
+             SELECT h.id, h.resource_id
+               FROM capacity_hold h JOIN capacity_resource r ON r.id = h.resource_id
+              WHERE h.state = 'HELD' AND h.expires_at <= $1
+                AND (r.waiting_count = 0 OR r.state <> 'OPEN')
+              ORDER BY h.expires_at, h.id
+              LIMIT $2),
+         quiet AS (
+             SELECT cand.id AS hold_id, r.id
+               FROM cand JOIN capacity_resource r ON r.id = cand.resource_id
+              WHERE r.waiting_count = 0 OR r.state <> 'OPEN'
+                FOR UPDATE OF r SKIP LOCKED),
+         picked AS (
+             SELECT h.id
+               FROM quiet JOIN capacity_hold h ON h.id = quiet.hold_id
+              WHERE h.state = 'HELD' AND h.expires_at <= $1
+                FOR UPDATE OF h SKIP LOCKED),
+         expired AS (
+             UPDATE capacity_hold h
+                SET state = 'EXPIRED', revision = h.revision + 1, updated_at = $1
+               FROM picked
+              WHERE h.id = picked.id AND h.state = 'HELD'
+          RETURNING h.id, h.resource_id, h.quantity),
+         freed AS (
+             SELECT resource_id, sum(quantity)::int4 AS units FROM expired GROUP BY resource_id),
+         released AS (
+             UPDATE capacity_resource r
+                SET occupied_count = r.occupied_count - freed.units, revision = r.revision + 1, updated_at = $1
+               FROM freed
+              WHERE r.id = freed.resource_id
+          RETURNING freed.units),
+         notified AS (
+             INSERT INTO notification_outbox (delivery_id, kind, payload, status, next_attempt_at, created_at)
+             SELECT 'hold-' || id || '-expired', 'hold.expired',
+                    jsonb_build_object('holdId', id, 'resourceId', resource_id), 'PENDING', $1, $1
+               FROM expired
+             ON CONFLICT DO NOTHING
+          RETURNING 1)
+         SELECT (SELECT count(*) FROM cand) AS candidates,
+                (SELECT count(*) FROM expired) AS expired_holds,
+                (SELECT count(*) FROM released) AS resources,
+                (SELECT COALESCE(sum(units), 0) FROM released)::int8 AS released_units,
+                (SELECT count(*) FROM notified) AS notified",
     )
     .bind::<Timestamptz, _>(now)
-    .bind::<Int8, _>(limit)
+    .bind::<Int8, _>(batch)
     .cached()
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().map(|d| d.resource_id).collect())
+    .get_result(conn)
+    .await
 }
 
 /// One resource, one transaction: lock it, expire its due holds and offers

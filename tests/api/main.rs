@@ -29,5 +29,6 @@ mod smtp_sink;
 mod startup;
 mod statements;
 mod sweeper;
+mod sweeper_drain;
 mod web;
 mod web_rooms;

@@ -120,8 +120,9 @@ async fn an_expired_offer_goes_to_the_next_waiter_or_is_released() {
 }
 
 /// Creates `n` resources of capacity 2, each with two holds that expire in
-/// order (one second apart per resource), and a waiter on every other one.
-async fn due_backlog(app: &TestApp, n: usize) -> Vec<i64> {
+/// order (one second apart per resource), and a waiter on every
+/// `waiter_every`th one (the others are the backlog drain's).
+async fn due_backlog(app: &TestApp, n: usize, waiter_every: usize) -> Vec<i64> {
     let mut ids = Vec::new();
     for i in 0..n {
         let (_, r) = post(
@@ -145,7 +146,7 @@ async fn due_backlog(app: &TestApp, n: usize) -> Vec<i64> {
             )
             .await;
         }
-        if i % 2 == 0 {
+        if i % waiter_every == 0 {
             post(
                 app,
                 &format!("/api/resources/{id}/waitlist"),
@@ -166,7 +167,7 @@ async fn due_backlog(app: &TestApp, n: usize) -> Vec<i64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() {
     let app = TestApp::spawn().await;
-    due_backlog(&app, 40).await;
+    due_backlog(&app, 40, 2).await;
     let url = app.database_url();
     let clock: Arc<dyn yeyak::clock::Clock> = Arc::new(app.clock.clone());
     let make = || {
@@ -253,7 +254,8 @@ async fn two_sweepers_on_two_pools_never_sweep_the_same_tick_and_lose_nothing() 
 #[tokio::test]
 async fn one_tick_takes_32_resources_oldest_first_and_the_next_the_rest() {
     let app = TestApp::spawn().await;
-    let ids = due_backlog(&app, 33).await;
+    // Someone waits on each: all take the per-resource hand-off path.
+    let ids = due_backlog(&app, 33, 1).await;
     let sweeper = &app.state.sweeper;
     let TickOutcome::Elected(first) = sweeper.tick().await.unwrap() else { panic!("leads") };
     assert_eq!(first.scanned_resources, 32);
