@@ -237,3 +237,84 @@ async fn openapi_typescript_types_check_a_small_use() {
     assert!(out.status.success(), "tsc rejected the use of the generated types:\n{}", text(&out));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Part II's JSON routes (SPEC §8, §9, §11, §12) are in the document with
+/// the error codes the spec gives them, and every answer of every operation
+/// is a `$ref` to a component: what keeps generated clients to one type each.
+#[tokio::test]
+async fn part_two_routes_are_documented_with_their_error_codes() {
+    let app = TestApp::spawn().await;
+    let doc: Value = app.http.get(app.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let expected: &[(&str, &str, &str, &[(&str, &str)])] = &[
+        ("get", "/api/rooms", "200", &[]),
+        ("get", "/api/rooms/{code}", "200", &[("404", "NOT_FOUND")]),
+        ("get", "/api/rooms/free", "200", &[("400", "MALFORMED_REQUEST")]),
+        ("post", "/api/rooms", "201", &[("403", "FORBIDDEN"), ("409", "ROOM_CODE_TAKEN")]),
+        ("patch", "/api/rooms/{code}", "200", &[("403", "FORBIDDEN"), ("404", "NOT_FOUND")]),
+        ("post", "/api/rooms/{code}/retire", "200", &[("403", "FORBIDDEN"), ("409", "ROOM_HAS_FUTURE_BOOKINGS")]),
+        (
+            "post",
+            "/api/bookings",
+            "201",
+            &[("400", "BOOKING_TOO_LONG"), ("400", "BEYOND_HORIZON"), ("409", "QUOTA_EXCEEDED"), ("409", "ROOM_TIME_TAKEN")],
+        ),
+        ("patch", "/api/bookings/{id}", "200", &[("400", "BEYOND_HORIZON"), ("409", "QUOTA_EXCEEDED")]),
+        (
+            "post",
+            "/api/series",
+            "201",
+            &[
+                ("400", "IDEMPOTENCY_KEY_REQUIRED"),
+                ("400", "SERIES_TOO_LONG"),
+                ("400", "BEYOND_HORIZON"),
+                ("400", "INVALID_RECURRENCE"),
+                ("409", "SERIES_CONFLICT"),
+                ("409", "QUOTA_EXCEEDED"),
+            ],
+        ),
+        ("get", "/api/series/{id}", "200", &[("404", "NOT_FOUND")]),
+        ("patch", "/api/series/{id}", "200", &[("403", "NOT_ORGANIZER"), ("409", "SERIES_CONFLICT")]),
+        ("post", "/api/series/{id}/cancel", "200", &[("403", "NOT_ORGANIZER"), ("404", "NOT_FOUND")]),
+        (
+            "post",
+            "/api/bookings/{id}/check-in",
+            "200",
+            &[("403", "NOT_ORGANIZER"), ("409", "CHECK_IN_CLOSED"), ("409", "CHECK_IN_NOT_REQUIRED")],
+        ),
+        (
+            "post",
+            "/api/bookings/{id}/approve",
+            "200",
+            &[("400", "IDEMPOTENCY_KEY_REQUIRED"), ("403", "FORBIDDEN"), ("409", "INVALID_STATE")],
+        ),
+        (
+            "post",
+            "/api/bookings/{id}/reject",
+            "200",
+            &[("400", "IDEMPOTENCY_KEY_REQUIRED"), ("403", "FORBIDDEN"), ("409", "INVALID_STATE")],
+        ),
+        ("get", "/api/bookings/{id}/history", "200", &[("404", "NOT_FOUND")]),
+    ];
+    for (method, path, success, errors) in expected {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is not documented");
+        assert!(op["responses"][success].is_object(), "{method} {path}: no {success}");
+        for (status, code) in *errors {
+            let listed = op["responses"][status]["description"].as_str().unwrap_or_default();
+            let codes: Vec<&str> = listed.trim_start_matches("error: ").split(", ").collect();
+            assert!(codes.contains(code), "{method} {path}: {status} {code} missing (has {listed:?})");
+        }
+    }
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            for (status, response) in op["responses"].as_object().unwrap() {
+                let schema = &response["content"]["application/json"]["schema"];
+                assert!(schema["$ref"].is_string(), "{method} {path} {status} answers an inline schema: {schema}");
+            }
+            if let Some(body) = op.get("requestBody") {
+                let schema = &body["content"]["application/json"]["schema"];
+                assert!(schema["$ref"].is_string(), "{method} {path} takes an inline schema: {schema}");
+            }
+        }
+    }
+}
