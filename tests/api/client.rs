@@ -123,6 +123,7 @@ async fn openapi_python_client_generates_a_clean_client_that_books_and_holds() {
     let warnings: Vec<&str> =
         log.lines().filter(|l| l.to_ascii_lowercase().contains("warning") || l.contains("Error")).collect();
     assert!(warnings.is_empty(), "the generator warned:\n{log}");
+    println!("openapi-python-client:\n{log}");
 
     // One module per tag, no `default` module of untagged operations.
     let mut modules: Vec<String> = std::fs::read_dir(package.join("api"))
@@ -209,9 +210,8 @@ export { created, read, moved, taken, confirmed, body, headers, describe, isTake
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openapi_typescript_types_check_a_small_use() {
     let app = TestApp::spawn().await;
-    let (generator, tsc) = tokio::task::spawn_blocking(|| (node_tool("openapi-typescript"), node_tool("tsc")))
-        .await
-        .unwrap();
+    let (generator, tsc) =
+        tokio::task::spawn_blocking(|| (node_tool("openapi-typescript"), node_tool("tsc"))).await.unwrap();
     let dir = scratch("typescript");
     let mut generate = Command::new(&generator);
     generate.arg(app.url("/api/openapi.json")).arg("--output").arg(dir.join("yeyak.ts")).env("NO_COLOR", "1");
@@ -238,6 +238,9 @@ async fn openapi_typescript_types_check_a_small_use() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Method, path, success status, and (status, code) of errors it must list.
+type Documented = (&'static str, &'static str, &'static str, &'static [(&'static str, &'static str)]);
+
 /// Part II's JSON routes (SPEC §8, §9, §11, §12) are in the document with
 /// the error codes the spec gives them, and every answer of every operation
 /// is a `$ref` to a component: what keeps generated clients to one type each.
@@ -245,7 +248,7 @@ async fn openapi_typescript_types_check_a_small_use() {
 async fn part_two_routes_are_documented_with_their_error_codes() {
     let app = TestApp::spawn().await;
     let doc: Value = app.http.get(app.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
-    let expected: &[(&str, &str, &str, &[(&str, &str)])] = &[
+    let expected: &[Documented] = &[
         ("get", "/api/rooms", "200", &[]),
         ("get", "/api/rooms/{code}", "200", &[("404", "NOT_FOUND")]),
         ("get", "/api/rooms/free", "200", &[("400", "MALFORMED_REQUEST")]),
@@ -256,7 +259,12 @@ async fn part_two_routes_are_documented_with_their_error_codes() {
             "post",
             "/api/bookings",
             "201",
-            &[("400", "BOOKING_TOO_LONG"), ("400", "BEYOND_HORIZON"), ("409", "QUOTA_EXCEEDED"), ("409", "ROOM_TIME_TAKEN")],
+            &[
+                ("400", "BOOKING_TOO_LONG"),
+                ("400", "BEYOND_HORIZON"),
+                ("409", "QUOTA_EXCEEDED"),
+                ("409", "ROOM_TIME_TAKEN"),
+            ],
         ),
         ("patch", "/api/bookings/{id}", "200", &[("400", "BEYOND_HORIZON"), ("409", "QUOTA_EXCEEDED")]),
         (
