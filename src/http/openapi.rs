@@ -386,3 +386,32 @@ pub fn document() -> Value {
 pub async fn serve() -> HttpResponse {
     HttpResponse::Ok().json(document())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documented_string_variants_become_one_enum() {
+        let mut schema = json!({
+            "description": "state",
+            "oneOf": [
+                { "type": "string", "const": "CONFIRMED", "description": "holds its time" },
+                { "type": "string", "enum": ["CANCELLED"] }
+            ]
+        });
+        one_enum(schema.as_object_mut().unwrap());
+        assert_eq!(
+            schema,
+            json!({ "type": "string", "enum": ["CONFIRMED", "CANCELLED"], "description": "state CONFIRMED: holds its time" })
+        );
+    }
+
+    #[test]
+    fn a_union_with_an_object_stays_a_union() {
+        let mut schema = json!({ "oneOf": [{ "type": "string", "const": "A" }, { "type": "object" }] });
+        let before = schema.clone();
+        one_enum(schema.as_object_mut().unwrap());
+        assert_eq!(schema, before);
+    }
+}
