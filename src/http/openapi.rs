@@ -225,7 +225,8 @@ fn generator(contract: Contract) -> SchemaGenerator {
         .into_generator()
 }
 
-/// The schema as JSON, with any boolean schema left in it replaced by `{}`.
+/// The schema as JSON, with any boolean schema left in it replaced by `{}`
+/// and string enums written as one `enum`.
 fn plain(schema: Schema) -> Value {
     fn walk(v: &mut Value) {
         match v {
@@ -239,11 +240,46 @@ fn plain(schema: Schema) -> Value {
                     map.insert(key.to_owned(), json!({}));
                 }
             }
+            one_enum(map);
         }
     }
     let mut value = schema.to_value();
     walk(&mut value);
     value
+}
+
+/// schemars writes an enum with documented variants as a `oneOf` of one
+/// `const` per variant, which generators turn into a union of literals and
+/// stray `…Type0` enums; a single `enum`, the variants' docs joined into the
+/// description, gives one enum type.
+fn one_enum(map: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = map.get("oneOf") else { return };
+    let mut values = Vec::new();
+    let mut docs = Vec::new();
+    for variant in variants {
+        let Some(variant) = variant.as_object() else { return };
+        if variant.get("type") != Some(&json!("string"))
+            || variant.keys().any(|k| !["type", "const", "enum", "description"].contains(&k.as_str()))
+        {
+            return;
+        }
+        let names: Vec<Value> = match (variant.get("const"), variant.get("enum")) {
+            (Some(one), None) => vec![one.clone()],
+            (None, Some(Value::Array(many))) => many.clone(),
+            _ => return,
+        };
+        if let (Some(doc), [Value::String(name)]) = (variant.get("description").and_then(Value::as_str), &names[..]) {
+            docs.push(format!("{name}: {doc}"));
+        }
+        values.extend(names);
+    }
+    map.remove("oneOf");
+    map.insert("type".into(), json!("string"));
+    map.insert("enum".into(), Value::Array(values));
+    if !docs.is_empty() {
+        let lead = map.get("description").and_then(Value::as_str).map(|d| format!("{d} ")).unwrap_or_default();
+        map.insert("description".into(), json!(format!("{lead}{}", docs.join("; "))));
+    }
 }
 
 fn path_parameter(name: &str) -> Value {
@@ -349,4 +385,33 @@ pub fn document() -> Value {
 
 pub async fn serve() -> HttpResponse {
     HttpResponse::Ok().json(document())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documented_string_variants_become_one_enum() {
+        let mut schema = json!({
+            "description": "state",
+            "oneOf": [
+                { "type": "string", "const": "CONFIRMED", "description": "holds its time" },
+                { "type": "string", "enum": ["CANCELLED"] }
+            ]
+        });
+        one_enum(schema.as_object_mut().unwrap());
+        assert_eq!(
+            schema,
+            json!({ "type": "string", "enum": ["CONFIRMED", "CANCELLED"], "description": "state CONFIRMED: holds its time" })
+        );
+    }
+
+    #[test]
+    fn a_union_with_an_object_stays_a_union() {
+        let mut schema = json!({ "oneOf": [{ "type": "string", "const": "A" }, { "type": "object" }] });
+        let before = schema.clone();
+        one_enum(schema.as_object_mut().unwrap());
+        assert_eq!(schema, before);
+    }
 }

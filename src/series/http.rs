@@ -32,7 +32,7 @@ pub fn routes(api: &mut Api) {
         .idempotent(true)
         .body::<CreateSeriesBody>()
         .errors(&rules)
-        .errors(&[SeriesTooLong, InvalidRecurrence, QuotaExceeded]),
+        .errors(&[SeriesTooLong, InvalidRecurrence, QuotaExceeded, SeriesConflict]),
         create_series,
     )
     .route(

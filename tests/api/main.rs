@@ -9,6 +9,7 @@ mod calendar;
 mod capacity;
 mod catalogue;
 mod checkin;
+mod client;
 mod consistency;
 mod display;
 mod drills;
