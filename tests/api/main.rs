@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod abuse;
 mod admission;
 mod browser;
 mod calendar;
