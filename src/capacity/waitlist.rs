@@ -89,7 +89,7 @@ pub async fn join(
         let existing: Option<i64> = entry::table
             .filter(entry::resource_id.eq(resource_id))
             .filter(entry::owner_digest.eq(owner.as_str()))
-            .filter(entry::state.eq_any(["WAITING", "OFFERED"]))
+            .filter(entry::state.eq_any(vec!["WAITING", "OFFERED"]))
             .select(entry::id)
             .first(conn)
             .await

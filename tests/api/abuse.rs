@@ -168,7 +168,7 @@ async fn parallel_joins_by_one_owner_give_one_entry() {
     let app = Arc::new(TestApp::spawn().await);
     let id = new_resource(&app, "busy", 1).await;
     confirmed_hold(&app, id, "alice", 1).await;
-    const N: usize = 24;
+    const N: usize = 16;
     let barrier = Arc::new(Barrier::new(N));
     let tasks: Vec<_> = (0..N)
         .map(|i| {
@@ -485,18 +485,19 @@ async fn the_elected_sweeper_purges_rows_past_retention_in_batches_and_nothing_e
     // Deliveries: delivered long ago (purged with its attempts), delivered
     // lately, and old PENDING and EXHAUSTED rows (still owed or waiting for an
     // operator: kept, though their old attempt logs go).
+    let (old_at, recent_at) = (old.to_rfc3339(), recent.to_rfc3339());
     db.batch_execute(&format!(
         "INSERT INTO notification_outbox (delivery_id, kind, payload, status, created_at, delivered_at, next_attempt_at)
-         VALUES ('old-done', 'hold.expired', '{{}}', 'DELIVERED', '{old}', '{old}', NULL),
-                ('new-done', 'hold.expired', '{{}}', 'DELIVERED', '{old}', '{recent}', NULL),
-                ('old-pending', 'hold.expired', '{{}}', 'PENDING', '{old}', NULL, '{old}'),
-                ('old-exhausted', 'hold.expired', '{{}}', 'EXHAUSTED', '{old}', NULL, NULL);
+         VALUES ('old-done', 'hold.expired', '{{}}', 'DELIVERED', '{old_at}', '{old_at}', NULL),
+                ('new-done', 'hold.expired', '{{}}', 'DELIVERED', '{old_at}', '{recent_at}', NULL),
+                ('old-pending', 'hold.expired', '{{}}', 'PENDING', '{old_at}', NULL, '{old_at}'),
+                ('old-exhausted', 'hold.expired', '{{}}', 'EXHAUSTED', '{old_at}', NULL, NULL);
          INSERT INTO notification_attempt (delivery_id, channel, attempt, worker, attempted_at, outcome)
-         SELECT 'old-exhausted', 'webhook', g, gen_random_uuid(), '{old}', 'RETRYABLE' FROM generate_series(1, 100) g;
+         SELECT 'old-exhausted', 'webhook', g, gen_random_uuid(), '{old_at}', 'RETRYABLE' FROM generate_series(1, 100) g;
          INSERT INTO notification_attempt (delivery_id, channel, attempt, worker, attempted_at, outcome)
-         VALUES ('old-done', 'webhook', 1, gen_random_uuid(), '{old}', 'ACCEPTED'),
-                ('new-done', 'webhook', 1, gen_random_uuid(), '{recent}', 'ACCEPTED'),
-                ('old-exhausted', 'webhook', 101, gen_random_uuid(), '{recent}', 'RETRYABLE');"
+         VALUES ('old-done', 'webhook', 1, gen_random_uuid(), '{old_at}', 'ACCEPTED'),
+                ('new-done', 'webhook', 1, gen_random_uuid(), '{recent_at}', 'ACCEPTED'),
+                ('old-exhausted', 'webhook', 101, gen_random_uuid(), '{recent_at}', 'RETRYABLE');"
     ))
     .await
     .unwrap();
