@@ -532,3 +532,47 @@ async fn the_elected_sweeper_purges_rows_past_retention_in_batches_and_nothing_e
     let text = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(text.contains("yeyak_purged_rows_total{table=\"notification_attempt\"} 100"), "{text}");
 }
+
+/// The same work with the background loops on and real timers: nothing but
+/// the sweeper's own ticks expires the old entry and drains a purge backlog
+/// larger than one tick's batches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_background_sweeper_expires_and_purges_on_its_own() {
+    let app = TestApp::spawn_with(|c| {
+        c.background = true;
+        c.sweep_interval_ms = 50;
+        c.outbox_poll_ms = 50;
+        c.purge_batch = 7;
+    })
+    .await;
+    let id = new_resource(&app, "bg", 1).await;
+    confirmed_hold(&app, id, "alice", 1).await;
+    let bob = join(&app, id, TENANT_ONE, "bob", "b", 1).await.body["id"].as_i64().unwrap();
+    let old = (app.clock.now() - Duration::days(31)).to_rfc3339();
+    app.db()
+        .await
+        .batch_execute(&format!(
+            "INSERT INTO notification_outbox (delivery_id, kind, payload, status, created_at, last_error)
+             VALUES ('gave-up', 'hold.expired', '{{}}', 'EXHAUSTED', '{old}', 'down');
+             INSERT INTO notification_attempt (delivery_id, channel, attempt, worker, attempted_at, outcome)
+             SELECT 'gave-up', 'webhook', g, gen_random_uuid(), '{old}', 'RETRYABLE' FROM generate_series(1, 150) g;"
+        ))
+        .await
+        .unwrap();
+    app.clock.advance(Duration::hours(25));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let attempts = app.count("SELECT count(*) FROM notification_attempt").await;
+        let state = entry(&app, bob, TENANT_ONE, "bob").await["state"].as_str().unwrap_or_default().to_owned();
+        if attempts == 0 && state == "EXPIRED" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not done in 20 s: {attempts} attempt rows, entry {state}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(app.count("SELECT count(*) FROM notification_outbox WHERE delivery_id = 'gave-up'").await, 1);
+    let text = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(text.contains("yeyak_purged_rows_total{table=\"notification_attempt\"} 150"), "{text}");
+    assert!(text.contains("yeyak_sweeper_items_total{kind=\"expired_entries\"} 1"), "{text}");
+    app.assert_consistent().await;
+}
