@@ -583,3 +583,27 @@ async fn the_background_sweeper_expires_and_purges_on_its_own() {
     app.db().await.execute("DELETE FROM notification_outbox WHERE delivery_id = 'gave-up'", &[]).await.unwrap();
     app.assert_consistent().await;
 }
+
+/// The new refusals and the eviction route are in the OpenAPI document.
+#[tokio::test]
+async fn the_document_lists_the_new_route_and_codes() {
+    let app = TestApp::spawn().await;
+    let doc: Value = app.http.get(app.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let codes = doc["components"]["schemas"]["ErrorCode"]["enum"].as_array().unwrap();
+    for code in ["QUANTITY_EXCEEDS_CAPACITY", "ALREADY_WAITING", "HOLD_LIFETIME_EXCEEDED"] {
+        assert!(codes.contains(&json!(code)), "{code}");
+    }
+    let evict = &doc["paths"]["/api/admin/waitlist/{id}/evict"]["post"];
+    assert_eq!((evict["operationId"].as_str(), evict["tags"][0].as_str()), (Some("evictWaitlistEntry"), Some("admin")));
+    let says = |op: &Value, status: &str, code: &str| {
+        let text = op["responses"][status]["description"].as_str().unwrap_or_default().to_owned();
+        assert!(text.contains(code), "{status} of {} lacks {code}: {text}", op["operationId"]);
+    };
+    says(evict, "404", "NOT_FOUND");
+    says(evict, "409", "INVALID_STATE");
+    says(evict, "403", "FORBIDDEN");
+    let join = &doc["paths"]["/api/resources/{id}/waitlist"]["post"];
+    says(join, "400", "QUANTITY_EXCEEDS_CAPACITY");
+    says(join, "409", "ALREADY_WAITING");
+    says(&doc["paths"]["/api/holds/{id}/extend"]["post"], "409", "HOLD_LIFETIME_EXCEEDED");
+}
