@@ -182,9 +182,9 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     if let Ok(mut conn) = state.pool.get().await {
         let now = state.clock.now();
         let backlog = diesel::sql_query(BACKLOG_SQL)
-        .bind::<diesel::sql_types::Timestamptz, _>(now)
-        .get_result::<Backlog>(&mut conn)
-        .await;
+            .bind::<diesel::sql_types::Timestamptz, _>(now)
+            .get_result::<Backlog>(&mut conn)
+            .await;
         if let Ok(b) = backlog {
             m.outbox.with_label_values(&["pending"]).set(b.pending);
             m.outbox.with_label_values(&["exhausted"]).set(b.exhausted);

@@ -364,12 +364,13 @@ pub async fn evict(
         .execute(conn)
         .await?;
     // The offer of an OFFERED entry is withdrawn; its units are freed below.
-    let withdrawn: Option<(i64, i32)> = diesel::update(offer::table.filter(offer::entry_id.eq(id)).filter(offer::state.eq("ACTIVE")))
-        .set((offer::state.eq("EVICTED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
-        .returning((offer::id, offer::quantity))
-        .get_result(conn)
-        .await
-        .optional()?;
+    let withdrawn: Option<(i64, i32)> =
+        diesel::update(offer::table.filter(offer::entry_id.eq(id)).filter(offer::state.eq("ACTIVE")))
+            .set((offer::state.eq("EVICTED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
+            .returning((offer::id, offer::quantity))
+            .get_result(conn)
+            .await
+            .optional()?;
     let left_line = i32::from(state == "WAITING");
     let resource: ResourceRow = diesel::update(res::table.find(resource_id))
         .set(res::waiting_count.eq(res::waiting_count - left_line))

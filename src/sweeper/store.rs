@@ -6,9 +6,9 @@ use diesel::sql_types::{Int8, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
+use crate::capacity::domain::ResourceRow;
 use crate::capacity::{handoff, resources};
 use crate::db::cached::CacheExt;
-use crate::capacity::domain::ResourceRow;
 use crate::db::schema::{
     capacity_hold as hold, capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
 };

@@ -47,8 +47,8 @@ async fn confirmed_hold(app: &TestApp, resource: i64, owner: &str, quantity: i64
     let h = hold(app, resource, TENANT_ONE, owner, &format!("h-{owner}"), quantity).await;
     assert_eq!(h.status, StatusCode::CREATED, "{}", h.body);
     let id = h.body["id"].as_i64().unwrap();
-    let c = call(app, &format!("/api/holds/{id}/confirm"), TENANT_ONE, Some(owner), &format!("c-{owner}"), json!({}))
-        .await;
+    let c =
+        call(app, &format!("/api/holds/{id}/confirm"), TENANT_ONE, Some(owner), &format!("c-{owner}"), json!({})).await;
     assert_eq!(c.status, StatusCode::OK, "{}", c.body);
     id
 }
@@ -63,9 +63,15 @@ async fn entry(app: &TestApp, id: i64, key: &str, owner: &str) -> Value {
 }
 
 async fn new_resource(app: &TestApp, code: &str, capacity: i64) -> i64 {
-    let a =
-        call(app, "/api/resources", ADMIN, Some("ops"), &format!("create-{code}"), json!({"code": code, "name": code, "capacity": capacity}))
-            .await;
+    let a = call(
+        app,
+        "/api/resources",
+        ADMIN,
+        Some("ops"),
+        &format!("create-{code}"),
+        json!({"code": code, "name": code, "capacity": capacity}),
+    )
+    .await;
     assert_eq!(a.status, StatusCode::CREATED, "{}", a.body);
     a.body["id"].as_i64().unwrap()
 }
@@ -187,7 +193,9 @@ async fn parallel_joins_by_one_owner_give_one_entry() {
         let (status, body) = t.await.unwrap();
         match status {
             StatusCode::CREATED => created.push(body["id"].as_i64().unwrap()),
-            StatusCode::CONFLICT if body["code"] == "ALREADY_WAITING" => refused.push(body["details"]["entryId"].clone()),
+            StatusCode::CONFLICT if body["code"] == "ALREADY_WAITING" => {
+                refused.push(body["details"]["entryId"].clone())
+            }
             other => panic!("unexpected {other}: {body}"),
         }
     }
@@ -247,8 +255,8 @@ async fn an_admin_evicts_waiting_and_offered_entries_and_the_line_moves_on() {
     confirmed_hold(&app, line, "alice", 1).await;
     let head = join(&app, line, TENANT_ONE, "bob", "b", 2).await.body["id"].as_i64().unwrap();
     let next = join(&app, line, TENANT_ONE, "carol", "c", 1).await.body["id"].as_i64().unwrap();
-    let not_admin = call(&app, &format!("/api/admin/waitlist/{head}/evict"), TENANT_ONE, Some("x"), "e0", json!({}))
-        .await;
+    let not_admin =
+        call(&app, &format!("/api/admin/waitlist/{head}/evict"), TENANT_ONE, Some("x"), "e0", json!({})).await;
     assert_eq!(not_admin.status, StatusCode::FORBIDDEN, "{}", not_admin.body);
     let evicted = evict(&app, head, "e1").await;
     assert_eq!((evicted.status, evicted.body["state"].as_str()), (StatusCode::OK, Some("EVICTED")), "{}", evicted.body);
@@ -270,7 +278,10 @@ async fn an_admin_evicts_waiting_and_offered_entries_and_the_line_moves_on() {
     let evicted = evict(&app, bob, "e2").await;
     assert_eq!(evicted.status, StatusCode::OK, "{}", evicted.body);
     let (_, withdrawn) = crate::helpers::body(
-        app.request(reqwest::Method::GET, &format!("/api/offers/{offer}"), TENANT_ONE, Some("erin")).send().await.unwrap(),
+        app.request(reqwest::Method::GET, &format!("/api/offers/{offer}"), TENANT_ONE, Some("erin"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(withdrawn["state"], "EVICTED");
@@ -308,8 +319,15 @@ async fn a_hold_cannot_be_extended_past_its_lifetime() {
     let extend = |by: i64, idem: &'static str| {
         let app = &app;
         async move {
-            call(app, &format!("/api/holds/{hold_id}/extend"), TENANT_ONE, Some("alice"), idem, json!({"extendBySeconds": by}))
-                .await
+            call(
+                app,
+                &format!("/api/holds/{hold_id}/extend"),
+                TENANT_ONE,
+                Some("alice"),
+                idem,
+                json!({"extendBySeconds": by}),
+            )
+            .await
         }
     };
     // 30 s + 300 s: fine. Another 300 s would end 630 s after creation.
@@ -325,14 +343,23 @@ async fn a_hold_cannot_be_extended_past_its_lifetime() {
     assert_eq!(DateTime::parse_from_rfc3339(exact.body["expiresAt"].as_str().unwrap()).unwrap(), latest);
     assert_eq!(extend(1, "x4").await.body["code"], "HOLD_LIFETIME_EXCEEDED");
     let (_, now) = crate::helpers::body(
-        app.request(reqwest::Method::GET, &format!("/api/holds/{hold_id}"), TENANT_ONE, Some("alice")).send().await.unwrap(),
+        app.request(reqwest::Method::GET, &format!("/api/holds/{hold_id}"), TENANT_ONE, Some("alice"))
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(now["revision"], 2, "refusals changed nothing");
     // Other refusals keep their codes and order.
-    let stranger =
-        call(&app, &format!("/api/holds/{hold_id}/extend"), TENANT_ONE, Some("bob"), "x5", json!({"extendBySeconds": 1}))
-            .await;
+    let stranger = call(
+        &app,
+        &format!("/api/holds/{hold_id}/extend"),
+        TENANT_ONE,
+        Some("bob"),
+        "x5",
+        json!({"extendBySeconds": 1}),
+    )
+    .await;
     assert_eq!(stranger.status, StatusCode::FORBIDDEN);
     app.clock.advance(Duration::seconds(601));
     assert_eq!(extend(1, "x6").await.body["code"], "HOLD_EXPIRED");
