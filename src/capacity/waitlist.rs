@@ -1,5 +1,6 @@
 //! Waitlist entries (WAITING → OFFERED → ACCEPTED | DECLINED | EXPIRED |
-//! CANCELLED) and offers (ACTIVE → ACCEPTED | DECLINED | EXPIRED), SPEC §3.
+//! CANCELLED, and EVICTED by an admin) and offers (ACTIVE → ACCEPTED |
+//! DECLINED | EXPIRED | EVICTED), SPEC §3 and §13.
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;

@@ -634,3 +634,41 @@ async fn the_document_lists_the_new_route_and_codes() {
     says(join, "409", "ALREADY_WAITING");
     says(&doc["paths"]["/api/holds/{id}/extend"]["post"], "409", "HOLD_LIFETIME_EXCEEDED");
 }
+
+/// The index is the judge even where no `ON CONFLICT` words the refusal: a
+/// raw violation inside any command is classified, stored by the runner as a
+/// 409 `ALREADY_WAITING` like `ROOM_TIME_TAKEN`, and replayed with its key.
+#[tokio::test]
+async fn the_runner_stores_a_violation_of_the_one_entry_index_as_a_409() {
+    use diesel_async::RunQueryDsl;
+    use scoped_futures::ScopedFutureExt;
+    use yeyak::idempotency::{run_command, Fingerprint, IdempotencyKey, Outcome, Scope, StoredResponse};
+
+    let app = TestApp::spawn().await;
+    let insert = "INSERT INTO waitlist_entry (resource_id, owner_digest, sequence, state, quantity, policy_version, created_at, updated_at)
+                  SELECT 1, 'same-owner', coalesce(max(sequence), 0) + 1, 'WAITING', 1, 1, now(), now() FROM waitlist_entry";
+    app.db()
+        .await
+        .batch_execute(&format!("{insert}; UPDATE capacity_resource SET waiting_count = 1 WHERE id = 1"))
+        .await
+        .unwrap();
+    let tenant = yeyak::auth::api_key::Tenant::parse("t1").unwrap();
+    let owner = yeyak::auth::OwnerDigest::of_owner(b"k", &tenant, &yeyak::auth::OwnerId::parse("o").unwrap());
+    let scope = Scope { tenant, operation: "waitlist.join", key: IdempotencyKey::parse("raw").unwrap() };
+    let fingerprint = Fingerprint::compute("waitlist.join", &json!({}), &owner);
+    let runner = app.state.runner();
+    let run = || {
+        run_command(&runner, Some((scope.clone(), fingerprint.clone())), move |conn, _| {
+            async move {
+                diesel::sql_query(insert).execute(conn).await?;
+                Ok(StoredResponse::json(201, &json!({})))
+            }
+            .scope_boxed()
+        })
+    };
+    let Outcome::Fresh(first) = run().await.unwrap() else { panic!("runs fresh") };
+    assert_eq!(first.status, 409, "{}", first.body);
+    assert!(first.body.contains("ALREADY_WAITING"), "{}", first.body);
+    assert_eq!(run().await.unwrap(), Outcome::Replayed(first));
+    assert_eq!(app.count("SELECT count(*) FROM waitlist_entry").await, 1);
+}
