@@ -95,6 +95,22 @@ pub struct Config {
     #[arg(long, env = "YEYAK_SWEEP_INTERVAL_MS", default_value_t = 2000)]
     pub sweep_interval_ms: u64,
 
+    /// Longest total life of a hold from its creation, in seconds; an extend past it is refused.
+    #[arg(long, env = "YEYAK_HOLD_MAX_LIFETIME_SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hold_max_lifetime_seconds: u32,
+
+    /// Hours a waitlist entry may wait; then the sweeper expires it and offers the units on.
+    #[arg(long, env = "YEYAK_WAITLIST_MAX_WAIT_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
+    pub waitlist_max_wait_hours: u32,
+
+    /// Days kept of delivered notifications, delivery attempts, sign-in throttle rows and expired sessions; the sweeper purges older ones.
+    #[arg(long, env = "YEYAK_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
+    pub retention_days: u32,
+
+    /// Rows one purge statement deletes; each sweeper tick runs a few such batches per table.
+    #[arg(long, env = "YEYAK_PURGE_BATCH", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub purge_batch: u32,
+
     /// Notification webhook target; unset uses the log provider.
     #[arg(long, env = "YEYAK_WEBHOOK_URL")]
     pub webhook_url: Option<String>,

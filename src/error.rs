@@ -65,6 +65,9 @@ error_codes!(
     RoomPositionTaken,
     SuiteInOtherArea,
     RoomHasFutureBookings,
+    QuantityExceedsCapacity,
+    AlreadyWaiting,
+    HoldLifetimeExceeded,
     DatabaseUnavailable,
     Internal,
 );
@@ -83,7 +86,8 @@ impl ErrorCode {
             | BookingInPast
             | BeyondHorizon
             | SeriesTooLong
-            | InvalidRecurrence => StatusCode::BAD_REQUEST,
+            | InvalidRecurrence
+            | QuantityExceedsCapacity => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -105,7 +109,9 @@ impl ErrorCode {
             | RoomCodeTaken
             | RoomPositionTaken
             | SuiteInOtherArea
-            | RoomHasFutureBookings => StatusCode::CONFLICT,
+            | RoomHasFutureBookings
+            | AlreadyWaiting
+            | HoldLifetimeExceeded => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -176,6 +182,13 @@ impl ApiError {
         Self::new(ErrorCode::RoomTimeTaken, ROOM_TIME_TAKEN_MESSAGE)
     }
 
+    /// One owner, one live (WAITING or OFFERED) entry per resource (SPEC §13);
+    /// `entry_id` names it when known.
+    pub fn already_waiting(entry_id: Option<i64>) -> Self {
+        Self::new(ErrorCode::AlreadyWaiting, "this owner already waits on this resource")
+            .with_details(json!({ "entryId": entry_id }))
+    }
+
     pub fn internal() -> Self {
         Self::new(ErrorCode::Internal, "internal error")
     }
@@ -226,6 +239,7 @@ impl From<DbError> for ApiError {
                 ApiError::new(ErrorCode::DatabaseUnavailable, "database unavailable, retry later").with_retry_after(1)
             }
             DbError::RoomTimeTaken => ApiError::room_time_taken(),
+            DbError::AlreadyWaiting => ApiError::already_waiting(None),
             DbError::Retryable(e) => {
                 tracing::error!(error = %e, "retries exhausted");
                 ApiError::new(ErrorCode::DatabaseUnavailable, "database busy, retry later").with_retry_after(1)

@@ -33,6 +33,8 @@ pub struct Metrics {
     pub admission: IntCounterVec,
     pub pool: IntGaugeVec,
     pub idempotency_purged: IntCounter,
+    /// Rows the retention purge removed, by table (a fixed set).
+    pub purged_rows: IntCounterVec,
 }
 
 fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -115,6 +117,12 @@ impl Metrics {
             outbox: gauge_vec(&r, "outbox_deliveries", "notifications by status", &["status"]),
             admission: counter_vec(&r, "admission_total", "admission decisions", &["outcome"]),
             pool: gauge_vec(&r, "db_pool_connections", "PostgreSQL pool connections", &["state"]),
+            purged_rows: counter_vec(
+                &r,
+                "purged_rows_total",
+                "rows past their retention removed by the sweeper",
+                &["table"],
+            ),
             registry: r,
             http_duration,
             tx_retries,
@@ -126,6 +134,17 @@ impl Metrics {
         }
     }
 }
+
+/// What a scrape reads from the database. Each count is served by a partial
+/// index (`notification_outbox_due_idx`, `notification_outbox_exhausted_idx`),
+/// so a scrape stays cheap however many delivered rows the outbox holds;
+/// `tests/api/abuse.rs` checks the plan.
+pub const BACKLOG_SQL: &str =
+    "SELECT (SELECT count(*) FROM notification_outbox WHERE status = 'PENDING') AS pending,
+            (SELECT count(*) FROM notification_outbox WHERE status = 'EXHAUSTED') AS exhausted,
+            extract(epoch FROM $1 - LEAST(
+                (SELECT min(expires_at) FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1),
+                (SELECT min(expires_at) FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1)))::float8 AS lag";
 
 #[derive(QueryableByName)]
 struct Backlog {
@@ -162,16 +181,10 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     m.sweeper_leader.set(i64::from(state.sweeper.is_leader().await));
     if let Ok(mut conn) = state.pool.get().await {
         let now = state.clock.now();
-        let backlog = diesel::sql_query(
-            "SELECT (SELECT count(*) FROM notification_outbox WHERE status = 'PENDING') AS pending,
-                    (SELECT count(*) FROM notification_outbox WHERE status = 'EXHAUSTED') AS exhausted,
-                    extract(epoch FROM $1 - LEAST(
-                        (SELECT min(expires_at) FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1),
-                        (SELECT min(expires_at) FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1)))::float8 AS lag",
-        )
-        .bind::<diesel::sql_types::Timestamptz, _>(now)
-        .get_result::<Backlog>(&mut conn)
-        .await;
+        let backlog = diesel::sql_query(BACKLOG_SQL)
+            .bind::<diesel::sql_types::Timestamptz, _>(now)
+            .get_result::<Backlog>(&mut conn)
+            .await;
         if let Ok(b) = backlog {
             m.outbox.with_label_values(&["pending"]).set(b.pending);
             m.outbox.with_label_values(&["exhausted"]).set(b.exhausted);
@@ -185,10 +198,33 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
 
 impl Metrics {
     /// Counts one finished request (called by the response middleware).
-    pub fn observe_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+    /// `route` must be a registered template (or [`UNMATCHED_ROUTE`]); the
+    /// method is folded into a fixed set here, so no client input becomes a
+    /// label value.
+    pub fn observe_request(&self, method: &actix_web::http::Method, route: &str, status: u16, seconds: f64) {
         let m = self;
+        let method = method_label(method);
         m.http_requests.with_label_values(&[method, route, &status.to_string()]).inc();
         m.http_duration.with_label_values(&[method, route]).observe(seconds);
+    }
+}
+
+/// The route label of a request that matched no registered route.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// Methods outside the standard set are `other` (SPEC §13): `curl -X
+/// RANDOM…` in a loop must not grow the scrape.
+pub fn method_label(method: &actix_web::http::Method) -> &'static str {
+    use actix_web::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
     }
 }
 

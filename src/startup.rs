@@ -98,6 +98,11 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             .with_bulkhead(admission.bulkhead.clone())
             .with_metrics(metrics.clone())
             .with_booking_policy(policy)
+            .with_waitlist_max_wait(Duration::hours(i64::from(config.waitlist_max_wait_hours)))
+            .with_purge(crate::sweeper::purge::Purge {
+                retention: Duration::days(i64::from(config.retention_days)),
+                batch: i64::from(config.purge_batch),
+            })
             .with_reminders(
                 (policy.mail && config.reminder_minutes > 0)
                     .then(|| Duration::minutes(i64::from(config.reminder_minutes))),
@@ -142,7 +147,9 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         calendar_host,
         policy,
         idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
-        hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds)),
+        // A hold never starts with more life than it may ever have.
+        hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds.min(config.hold_max_lifetime_seconds))),
+        hold_max_lifetime: Duration::seconds(i64::from(config.hold_max_lifetime_seconds)),
         offer_ttl,
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,

@@ -33,6 +33,8 @@ pub struct AppState {
     pub policy: crate::rooms::domain::Policy,
     pub idempotency_lease: Duration,
     pub hold_ttl: Duration,
+    /// A hold's longest total life from its creation (`YEYAK_HOLD_MAX_LIFETIME_SECONDS`).
+    pub hold_max_lifetime: Duration,
     pub offer_ttl: Duration,
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,

@@ -1,7 +1,7 @@
 //! Capacity values and wire shapes (SPEC §3, §7.1). No I/O.
 
 use chrono::{DateTime, Utc};
-use diesel::{Queryable, Selectable};
+use diesel::{Queryable, QueryableByName, Selectable};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
@@ -190,7 +190,7 @@ impl From<ResourceRow> for ResourceView {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, QueryableByName, Selectable, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[diesel(table_name = crate::db::schema::capacity_hold)]
 pub struct Hold {

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Int4, Int8, Nullable, Timestamptz};
+use diesel::sql_types::{Double, Int4, Int8, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
@@ -183,30 +183,78 @@ pub async fn cancel(
     Ok(cancelled)
 }
 
-/// Pushes a HELD hold's expiry later.
+/// Pushes a HELD hold's expiry later with ONE conditional UPDATE: owner,
+/// state, expiry, revision and the lifetime cap (`created_at + max_lifetime`,
+/// SPEC §13) are all decided in its WHERE; zero rows is a refusal, worded
+/// afterwards from the row as it is.
 pub async fn extend(
     conn: &mut Conn,
     id: i64,
     owner: &OwnerDigest,
     expected_revision: Option<i64>,
     by: ExtendBy,
+    max_lifetime: Duration,
     now: DateTime<Utc>,
 ) -> Result<Hold, CommandError> {
-    let h = lock_owned(conn, id, owner).await?;
-    if h.state != "HELD" {
-        return Err(invalid_state(&h.state).into());
+    let extended: Option<Hold> = diesel::sql_query(
+        "UPDATE capacity_hold
+            SET expires_at = expires_at + make_interval(secs => $2), revision = revision + 1, updated_at = $3
+          WHERE id = $1 AND owner_digest = $4 AND state = 'HELD' AND expires_at > $3
+            AND ($5::int8 IS NULL OR revision = $5)
+            AND expires_at + make_interval(secs => $2) <= created_at + make_interval(secs => $6)
+      RETURNING id, resource_id, state, quantity, revision, policy_version, expires_at, owner_digest",
+    )
+    .bind::<Int8, _>(id)
+    .bind::<Double, _>(by.seconds() as f64)
+    .bind::<Timestamptz, _>(now)
+    .bind::<Text, _>(owner.as_str())
+    .bind::<Nullable<Int8>, _>(expected_revision)
+    .bind::<Double, _>(max_lifetime.num_seconds() as f64)
+    .cached()
+    .get_result(conn)
+    .await
+    .optional()?;
+    match extended {
+        Some(h) => Ok(h),
+        None => Err(why_not_extended(conn, id, owner, expected_revision, by, max_lifetime, now).await?.into()),
     }
-    check_revision(expected_revision, h.revision)?;
-    check_not_expired(&h, now)?;
-    let extended = diesel::update(hold::table.find(id))
-        .set((
-            hold::expires_at.eq(h.expires_at.map(|at| at + Duration::seconds(by.seconds()))),
-            hold::revision.eq(hold::revision + 1),
-            hold::updated_at.eq(now),
-        ))
-        .returning(Hold::as_returning())
-        .cached()
-        .get_result(conn)
-        .await?;
-    Ok(extended)
+}
+
+/// Names the reason an extend matched no row, in the order the checks of
+/// the other transitions use; only the lifetime cap is left at the end.
+async fn why_not_extended(
+    conn: &mut Conn,
+    id: i64,
+    owner: &OwnerDigest,
+    expected_revision: Option<i64>,
+    by: ExtendBy,
+    max_lifetime: Duration,
+    now: DateTime<Utc>,
+) -> Result<ApiError, CommandError> {
+    let found: Option<(Hold, DateTime<Utc>)> =
+        hold::table.find(id).select((Hold::as_select(), hold::created_at)).first(conn).await.optional()?;
+    let Some((h, created_at)) = found else {
+        return Ok(ApiError::not_found("hold"));
+    };
+    if h.owner_digest != owner.as_str() {
+        return Ok(owner_mismatch());
+    }
+    if h.state != "HELD" {
+        return Ok(invalid_state(&h.state));
+    }
+    if let Err(e) = check_revision(expected_revision, h.revision) {
+        return Ok(e);
+    }
+    if let Err(e) = check_not_expired(&h, now) {
+        return Ok(e);
+    }
+    let limit = created_at + max_lifetime;
+    Ok(ApiError::new(ErrorCode::HoldLifetimeExceeded, "a hold cannot live longer than its maximum lifetime")
+        .with_details(json!({
+            "createdAt": created_at,
+            "expiresAt": h.expires_at,
+            "extendBySeconds": by.seconds(),
+            "maxLifetimeSeconds": max_lifetime.num_seconds(),
+            "latestExpiresAt": limit,
+        })))
 }

@@ -18,7 +18,7 @@ use super::{owner_mismatch, resources};
 use crate::auth::{Caller, OwnerDigest};
 use crate::db::{Conn, DbError};
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{AdminCaller, ApiCaller, ApiJson, IdemKey, Owner};
+use crate::http::extract::{AdminCaller, AdminCommand, ApiCaller, ApiJson, IdemKey, Owner};
 use crate::http::openapi::{Api, Op, Tag};
 use crate::idempotency::{run_command, CommandError, Fingerprint, Scope, StoredResponse};
 use crate::state::AppState;
@@ -82,7 +82,10 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/holds/{id}/extend",
-        post("extendHold", "extend a held hold", 200).body::<ExtendBody>().errors(&hold_rules),
+        post("extendHold", "extend a held hold, never past its maximum lifetime", 200)
+            .body::<ExtendBody>()
+            .errors(&hold_rules)
+            .errors(&[HoldLifetimeExceeded]),
         extend_hold,
     )
     .route(
@@ -92,7 +95,15 @@ pub fn routes(api: &mut Api) {
             .owner()
             .idempotent(true)
             .body::<HoldBody>()
-            .errors(&[NotFound, CapacityAvailable, StaleRevision, PolicyVersionMismatch, ResourceClosed]),
+            .errors(&[
+                NotFound,
+                CapacityAvailable,
+                StaleRevision,
+                PolicyVersionMismatch,
+                ResourceClosed,
+                QuantityExceedsCapacity,
+                AlreadyWaiting,
+            ]),
         join_waitlist,
     )
     .route(
@@ -140,6 +151,22 @@ pub fn routes(api: &mut Api) {
             .body::<RevisionBody>()
             .errors(&offer_rules),
         decline_offer,
+    )
+    .route(
+        Method::POST,
+        "/admin/waitlist/{id}/evict",
+        Op::new::<Entry>(
+            Tag::Admin,
+            "evictWaitlistEntry",
+            "evict a WAITING or OFFERED entry; a live offer is withdrawn and the hand-off runs again",
+            200,
+        )
+        .admin()
+        .owner_optional()
+        .idempotent(true)
+        .body::<RevisionBody>()
+        .errors(&[NotFound, InvalidState, StaleRevision]),
+        evict_entry,
     );
 }
 
@@ -344,13 +371,13 @@ async fn extend_hold(
     let by = ExtendBy::parse(body.extend_by_seconds)?;
     let digest = owner.digest(&state, &caller);
     let payload = json!({ "holdId": id, "expectedRevision": expected, "extendBySeconds": by.seconds() });
-    let d = &digest;
+    let (d, max) = (&digest, state.hold_max_lifetime);
     once(
         Acting { state: &state, caller: &caller, digest: &digest, key },
         "hold.extend",
         payload,
         200,
-        move |conn, now| async move { holds::extend(conn, id, d, expected, by, now).await }.scope_boxed(),
+        move |conn, now| async move { holds::extend(conn, id, d, expected, by, max, now).await }.scope_boxed(),
     )
     .await
 }
@@ -473,4 +500,25 @@ async fn decline_offer(
         move |conn, now| async move { waitlist::decline(conn, id, d, expected, now, ttl).await }.scope_boxed(),
     )
     .await
+}
+
+/// `POST /api/admin/waitlist/{id}/evict` (admin key, SPEC §13).
+async fn evict_entry(
+    state: web::Data<AppState>,
+    AdminCommand(cmd): AdminCommand,
+    id: web::Path<i64>,
+    ApiJson(body): ApiJson<RevisionBody>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let key = cmd.required_key()?;
+    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
+    let payload = json!({ "entryId": id, "expectedRevision": expected });
+    let ttl = state.offer_ttl;
+    let outcome = cmd
+        .acting
+        .run(&state, "waitlist.evict", Some(key), &payload, 200, move |conn, now| {
+            async move { waitlist::evict(conn, id, expected, now, ttl).await }.scope_boxed()
+        })
+        .await?;
+    Ok(outcome.into_response(true))
 }

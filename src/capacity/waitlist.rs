@@ -1,9 +1,10 @@
 //! Waitlist entries (WAITING → OFFERED → ACCEPTED | DECLINED | EXPIRED |
-//! CANCELLED) and offers (ACTIVE → ACCEPTED | DECLINED | EXPIRED), SPEC §3.
+//! CANCELLED, and EVICTED by an admin) and offers (ACTIVE → ACCEPTED |
+//! DECLINED | EXPIRED | EVICTED), SPEC §3 and §13.
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Int4, Int8, Nullable, Timestamptz};
+use diesel::sql_types::{Int4, Int8, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
@@ -17,6 +18,7 @@ use crate::db::schema::{
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::CommandError;
+use crate::outbox::{self, Intent};
 
 #[derive(QueryableByName)]
 struct Sequenced {
@@ -26,8 +28,18 @@ struct Sequenced {
     policy_version: i32,
 }
 
+#[derive(QueryableByName)]
+struct Id {
+    #[diesel(sql_type = Int8)]
+    id: i64,
+}
+
 /// Joins the line: one conditional UPDATE hands out the next FIFO sequence,
-/// and only while the units asked for are not free (or others already wait).
+/// only for a quantity the resource can ever hold and only while the units
+/// asked for are not free (or others already wait). The entry's INSERT is
+/// judged by the one-live-entry index (`ON CONFLICT … DO NOTHING`): when the
+/// owner already waits, the refusal rolls the sequence back with the
+/// command's savepoint and names the entry that waits.
 pub async fn join(
     conn: &mut Conn,
     resource_id: i64,
@@ -38,7 +50,7 @@ pub async fn join(
     let sequenced: Option<Sequenced> = diesel::sql_query(
         "UPDATE capacity_resource
             SET last_sequence = last_sequence + 1, waiting_count = waiting_count + 1, updated_at = $5
-          WHERE id = $1 AND state = 'OPEN'
+          WHERE id = $1 AND state = 'OPEN' AND $2 <= capacity
             AND (occupied_count + $2 > capacity OR waiting_count > 0)
             AND ($3::int8 IS NULL OR revision = $3)
             AND ($4::int4 IS NULL OR policy_version = $4)
@@ -54,41 +66,65 @@ pub async fn join(
     .await
     .optional()?;
     let Some(Sequenced { last_sequence, policy_version }) = sequenced else {
-        return Err(why_not_joined(conn, resource_id, ask).await?.into());
+        return Err(why_not_joined(conn, resource_id, ask).await?);
     };
-    let id: i64 = diesel::insert_into(entry::table)
-        .values((
-            entry::resource_id.eq(resource_id),
-            entry::owner_digest.eq(owner.as_str()),
-            entry::sequence.eq(last_sequence),
-            entry::state.eq("WAITING"),
-            entry::quantity.eq(ask.quantity.get()),
-            entry::policy_version.eq(policy_version),
-            entry::created_at.eq(now),
-            entry::updated_at.eq(now),
-        ))
-        .returning(entry::id)
-        .get_result(conn)
-        .await?;
+    let inserted: Option<Id> = diesel::sql_query(
+        "INSERT INTO waitlist_entry
+                (resource_id, owner_digest, sequence, state, quantity, policy_version, created_at, updated_at)
+         VALUES ($1, $2, $3, 'WAITING', $4, $5, $6, $6)
+         ON CONFLICT (resource_id, owner_digest) WHERE state IN ('WAITING', 'OFFERED') DO NOTHING
+      RETURNING id",
+    )
+    .bind::<Int8, _>(resource_id)
+    .bind::<Text, _>(owner.as_str())
+    .bind::<Int8, _>(last_sequence)
+    .bind::<Int4, _>(ask.quantity.get())
+    .bind::<Int4, _>(policy_version)
+    .bind::<Timestamptz, _>(now)
+    .cached()
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(Id { id }) = inserted else {
+        // The conflicting entry is committed (ON CONFLICT waited for it).
+        let existing: Option<i64> = entry::table
+            .filter(entry::resource_id.eq(resource_id))
+            .filter(entry::owner_digest.eq(owner.as_str()))
+            .filter(entry::state.eq_any(vec!["WAITING", "OFFERED"]))
+            .select(entry::id)
+            .first(conn)
+            .await
+            .optional()?;
+        return Err(ApiError::already_waiting(existing).into());
+    };
     find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }
 
-async fn why_not_joined(conn: &mut Conn, resource_id: i64, ask: UnitsAsk) -> Result<ApiError, CommandError> {
+/// Words why the join's UPDATE matched no row. A quantity above the capacity
+/// can never be served: 400, and nothing (not even the claim) is stored.
+async fn why_not_joined(conn: &mut Conn, resource_id: i64, ask: UnitsAsk) -> Result<CommandError, CommandError> {
     let Some(r) = resources::find(conn, resource_id).await? else {
-        return Ok(ApiError::not_found("resource"));
+        return Ok(ApiError::not_found("resource").into());
     };
+    if ask.quantity.get() > r.capacity {
+        return Ok(CommandError::Invalid(
+            ApiError::new(ErrorCode::QuantityExceedsCapacity, "the quantity is more than the resource can ever hold")
+                .with_details(json!({ "requested": ask.quantity.get(), "capacity": r.capacity })),
+        ));
+    }
     if r.state != "OPEN" {
-        return Ok(ApiError::new(ErrorCode::ResourceClosed, "the resource is closed"));
+        return Ok(ApiError::new(ErrorCode::ResourceClosed, "the resource is closed").into());
     }
     if let Err(e) = check_policy(ask.policy_version, r.policy_version) {
-        return Ok(e);
+        return Ok(e.into());
     }
     if let Err(e) = check_revision(ask.expected_resource_revision, r.revision) {
-        return Ok(e);
+        return Ok(e.into());
     }
     Ok(ApiError::new(ErrorCode::CapacityAvailable, "units are free: take a hold instead of waiting")
         .with_details(json!({ "available": r.capacity - r.occupied_count, "requested": ask.quantity.get() }))
-        .with_current_revision(r.revision))
+        .with_current_revision(r.revision)
+        .into())
 }
 
 #[derive(QueryableByName)]
@@ -298,4 +334,53 @@ pub async fn decline(
     let declined = close_offer(conn, &o, "DECLINED", None, now).await?;
     handoff::promote_or_release(conn, &resource, o.quantity, now, offer_ttl).await?;
     Ok(declined)
+}
+
+/// An admin's eviction (SPEC §13): a WAITING entry leaves the line, an
+/// OFFERED one loses its live offer, whose units (still counted in
+/// `occupied_count`) go to the next waiter or back, in this transaction.
+pub async fn evict(
+    conn: &mut Conn,
+    id: i64,
+    expected_revision: Option<i64>,
+    now: DateTime<Utc>,
+    offer_ttl: Duration,
+) -> Result<Entry, CommandError> {
+    let resource_id = entry::table
+        .find(id)
+        .select(entry::resource_id)
+        .first::<i64>(conn)
+        .await
+        .optional()?
+        .ok_or_else(|| ApiError::not_found("waitlist entry"))?;
+    resources::lock(conn, resource_id).await?;
+    let (state, revision) =
+        entry::table.find(id).select((entry::state, entry::revision)).for_update().first::<(String, i64)>(conn).await?;
+    if state != "WAITING" && state != "OFFERED" {
+        return Err(invalid_state(&state).into());
+    }
+    check_revision(expected_revision, revision)?;
+    diesel::update(entry::table.find(id))
+        .set((entry::state.eq("EVICTED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+        .execute(conn)
+        .await?;
+    // The offer of an OFFERED entry is withdrawn; its units are freed below.
+    let withdrawn: Option<(i64, i32)> =
+        diesel::update(offer::table.filter(offer::entry_id.eq(id)).filter(offer::state.eq("ACTIVE")))
+            .set((offer::state.eq("EVICTED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
+            .returning((offer::id, offer::quantity))
+            .get_result(conn)
+            .await
+            .optional()?;
+    let left_line = i32::from(state == "WAITING");
+    let resource: ResourceRow = diesel::update(res::table.find(resource_id))
+        .set(res::waiting_count.eq(res::waiting_count - left_line))
+        .returning(ResourceRow::as_returning())
+        .get_result(conn)
+        .await?;
+    let freed = withdrawn.map_or(0, |(_, q)| q);
+    let offer_id = withdrawn.map(|(o, _)| o);
+    outbox::enqueue(conn, &Intent::waitlist_evicted(id, offer_id, resource_id), now).await?;
+    handoff::promote_or_release(conn, &resource, freed, now, offer_ttl).await?;
+    find_entry(conn, id).await?.ok_or_else(|| ApiError::internal().into())
 }

@@ -29,6 +29,10 @@ pub type Pool = Bb8Pool<AsyncPgConnection>;
 /// Name of the EXCLUDE constraint on `reservation_room` (migrations/…_rooms).
 pub const ROOM_OVERLAP_CONSTRAINT: &str = "reservation_room_no_overlap";
 
+/// Partial unique index of one live waitlist entry per owner and resource
+/// (migrations/…_abuse_limits).
+pub const ONE_LIVE_ENTRY_INDEX: &str = "waitlist_entry_one_live_per_owner";
+
 /// How many times one command's transaction runs before giving up on
 /// deadlocks/serialization failures (seed 002 §교착: retry from the start).
 pub const MAX_TX_ATTEMPTS: u32 = 5;
@@ -42,6 +46,9 @@ pub enum DbError {
     /// 23P01 on the room EXCLUDE constraint.
     #[error("room time taken")]
     RoomTimeTaken,
+    /// 23505 on the one-live-entry index: the owner already waits.
+    #[error("already waiting")]
+    AlreadyWaiting,
     /// 40P01 or 40001: the transaction is retried from its start.
     #[error("retryable transaction failure: {0}")]
     Retryable(DieselError),
@@ -91,6 +98,11 @@ impl From<DieselError> for DbError {
                 if info.constraint_name() == Some(ROOM_OVERLAP_CONSTRAINT) =>
             {
                 DbError::RoomTimeTaken
+            }
+            DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
+                if info.constraint_name() == Some(ONE_LIVE_ENTRY_INDEX) =>
+            {
+                DbError::AlreadyWaiting
             }
             DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => DbError::Retryable(err),
             DieselError::DatabaseError(kind, info) if is_deadlock(kind, info.message()) => DbError::Retryable(err),

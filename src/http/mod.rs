@@ -116,12 +116,11 @@ pub async fn response_headers(
     } else {
         next.call(req).instrument(span.clone()).await?.map_into_boxed_body()
     };
-    let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
-    let method = res.request().method().to_string();
+    let route = res.request().match_pattern().unwrap_or_else(|| crate::metrics::UNMATCHED_ROUTE.to_owned());
     let elapsed = started.elapsed();
     let hsts = res.request().app_data::<web::Data<crate::state::AppState>>().is_some_and(|s| s.transport.https);
     if let Some(state) = res.request().app_data::<web::Data<crate::state::AppState>>() {
-        state.metrics.observe_request(&method, &route, res.status().as_u16(), elapsed.as_secs_f64());
+        state.metrics.observe_request(res.request().method(), &route, res.status().as_u16(), elapsed.as_secs_f64());
     }
     span.in_scope(|| {
         tracing::info!(route = %route, status = res.status().as_u16(), latency_ms = elapsed.as_millis() as u64, "request")

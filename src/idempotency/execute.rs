@@ -117,8 +117,12 @@ where
             let response = match db::finish(conn, attempt).await {
                 Ok(response) => response,
                 Err(CommandError::Reject(err)) => StoredResponse::from_error(&err),
+                // Refusals judged by a constraint are stored like any other.
                 Err(CommandError::Db(DbError::RoomTimeTaken)) => {
                     StoredResponse::from_error(&ApiError::room_time_taken())
+                }
+                Err(CommandError::Db(DbError::AlreadyWaiting)) => {
+                    StoredResponse::from_error(&ApiError::already_waiting(None))
                 }
                 Err(other) => return Err(other),
             };

@@ -27,6 +27,10 @@ pub enum Kind {
     OfferExpired,
     #[serde(rename = "hold.expired")]
     HoldExpired,
+    #[serde(rename = "waitlist.expired")]
+    WaitlistExpired,
+    #[serde(rename = "waitlist.evicted")]
+    WaitlistEvicted,
     #[serde(rename = "booking.created")]
     BookingCreated,
     #[serde(rename = "booking.moved")]
@@ -49,6 +53,8 @@ impl Kind {
             Kind::OfferCreated => "offer.created",
             Kind::OfferExpired => "offer.expired",
             Kind::HoldExpired => "hold.expired",
+            Kind::WaitlistExpired => "waitlist.expired",
+            Kind::WaitlistEvicted => "waitlist.evicted",
             Kind::BookingCreated => "booking.created",
             Kind::BookingMoved => "booking.moved",
             Kind::BookingCancelled => "booking.cancelled",
@@ -81,6 +87,24 @@ impl Intent {
         Intent {
             delivery_id: format!("offer-{offer_id}-expired"),
             kind: Kind::OfferExpired,
+            payload: json!({ "entryId": entry_id, "offerId": offer_id, "resourceId": resource_id }),
+        }
+    }
+
+    /// An entry that waited longer than `YEYAK_WAITLIST_MAX_WAIT_HOURS`.
+    pub fn waitlist_expired(entry_id: i64, resource_id: i64) -> Self {
+        Intent {
+            delivery_id: format!("waitlist-{entry_id}-expired"),
+            kind: Kind::WaitlistExpired,
+            payload: json!({ "entryId": entry_id, "resourceId": resource_id }),
+        }
+    }
+
+    /// An entry an admin evicted, with the offer withdrawn from it, if any.
+    pub fn waitlist_evicted(entry_id: i64, offer_id: Option<i64>, resource_id: i64) -> Self {
+        Intent {
+            delivery_id: format!("waitlist-{entry_id}-evicted"),
+            kind: Kind::WaitlistEvicted,
             payload: json!({ "entryId": entry_id, "offerId": offer_id, "resourceId": resource_id }),
         }
     }

@@ -9,6 +9,7 @@
 //! Re-sweeping changes nothing: due rows are selected by state.
 
 pub mod http;
+pub mod purge;
 pub mod store;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,6 +88,10 @@ pub struct Sweeper {
     /// Whether quiet resources' holds go through the backlog drain (always,
     /// except to compare with the per-resource path alone).
     drain: AtomicBool,
+    /// WAITING entries older than this expire (`YEYAK_WAITLIST_MAX_WAIT_HOURS`).
+    waitlist_max_wait: Duration,
+    /// What the elected tick purges after its expiry work (SPEC §13).
+    purge: purge::Purge,
 }
 
 impl Sweeper {
@@ -110,7 +115,43 @@ impl Sweeper {
             booking_policy: None,
             reminders: None,
             drain: AtomicBool::new(true),
+            waitlist_max_wait: Duration::hours(24),
+            purge: purge::Purge::default(),
         }
+    }
+
+    /// How long a waitlist entry may wait before the sweeper expires it.
+    pub fn with_waitlist_max_wait(mut self, max_wait: Duration) -> Self {
+        self.waitlist_max_wait = max_wait;
+        self
+    }
+
+    /// Retention and batch size of the purge an elected tick runs.
+    pub fn with_purge(mut self, purge: purge::Purge) -> Self {
+        self.purge = purge;
+        self
+    }
+
+    /// The retention purge of one elected tick, in the background lane.
+    pub async fn purge(&self) -> Result<purge::Purged, DbError> {
+        let _lane = match &self.bulkhead {
+            Some(b) => b.enter(Lane::Background).await,
+            None => None,
+        };
+        let mut conn = self.pool.get().await?;
+        let purged = purge::run(&mut conn, self.purge, self.clock.now()).await?;
+        for (table, n) in [
+            ("staff_session", purged.sessions),
+            ("staff_login_throttle", purged.throttle),
+            ("notification_outbox", purged.deliveries),
+            ("notification_attempt", purged.attempts),
+        ] {
+            self.metrics.purged_rows.with_label_values(&[table]).inc_by(n);
+        }
+        if purged.total() > 0 {
+            tracing::info!(?purged, "rows past their retention purged");
+        }
+        Ok(purged)
     }
 
     /// Also enqueues booking reminders on each elected tick.
@@ -223,6 +264,7 @@ impl Sweeper {
         let summary = self.sweep(MAX_RESOURCES).await?;
         self.release_no_shows().await?;
         self.enqueue_reminders().await?;
+        self.purge().await?;
         Ok(TickOutcome::Elected(summary))
     }
 
@@ -268,7 +310,7 @@ impl Sweeper {
     ) -> Result<SweepSummary, DbError> {
         let due = {
             let mut conn = self.pool.get().await?;
-            store::due_resources(&mut conn, now, max_resources, scope).await?
+            store::due_resources(&mut conn, now, self.waitlist_max_wait, max_resources, scope).await?
         };
         // Resources are independent (one row lock each), so a few settle at
         // once; the bulkhead's background lane bounds how many connections
@@ -326,6 +368,7 @@ impl Sweeper {
         for (kind, n) in [
             ("expired_holds", one.expired_holds),
             ("expired_offers", one.expired_offers),
+            ("expired_entries", one.expired_entries),
             ("promoted_entries", one.promoted_entries),
             ("released_units", one.released_units),
         ] {
@@ -347,9 +390,9 @@ impl Sweeper {
             Some(b) => b.enter(Lane::Background).await,
             None => None,
         };
-        let ttl = self.offer_ttl;
+        let (ttl, max_wait) = (self.offer_ttl, self.waitlist_max_wait);
         db::transaction(&self.pool, &self.stats, |conn| {
-            async move { store::expire_resource(conn, resource_id, now, ttl).await }.scope_boxed()
+            async move { store::expire_resource(conn, resource_id, now, ttl, max_wait).await }.scope_boxed()
         })
         .await
         .map_err(|e| match e {

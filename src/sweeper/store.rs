@@ -6,9 +6,12 @@ use diesel::sql_types::{Int8, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
+use crate::capacity::domain::ResourceRow;
 use crate::capacity::{handoff, resources};
 use crate::db::cached::CacheExt;
-use crate::db::schema::{capacity_hold as hold, capacity_offer as offer, waitlist_entry as entry};
+use crate::db::schema::{
+    capacity_hold as hold, capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
+};
 use crate::db::Conn;
 use crate::idempotency::CommandError;
 use crate::outbox::{self, Intent};
@@ -20,6 +23,8 @@ pub struct SweepSummary {
     pub scanned_resources: i64,
     pub expired_holds: i64,
     pub expired_offers: i64,
+    /// WAITING entries that waited longer than `YEYAK_WAITLIST_MAX_WAIT_HOURS`.
+    pub expired_entries: i64,
     pub promoted_entries: i64,
     pub released_units: i64,
 }
@@ -29,6 +34,7 @@ impl SweepSummary {
         self.scanned_resources += other.scanned_resources;
         self.expired_holds += other.expired_holds;
         self.expired_offers += other.expired_offers;
+        self.expired_entries += other.expired_entries;
         self.promoted_entries += other.promoted_entries;
         self.released_units += other.released_units;
     }
@@ -52,35 +58,44 @@ pub enum DueScope {
     HandOff,
 }
 
-/// Resources with a HELD hold or an ACTIVE offer past its expiry, oldest
-/// expiry first (partial indexes on `expires_at` serve both halves).
-pub async fn due_resources(conn: &mut Conn, now: DateTime<Utc>, limit: i64, scope: DueScope) -> QueryResult<Vec<i64>> {
-    let sql = match scope {
-        DueScope::All => {
-            "SELECT resource_id FROM (
-                 SELECT resource_id, expires_at FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1
-                 UNION ALL
-                 SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
-             ) due
-             GROUP BY resource_id
-             ORDER BY min(expires_at), resource_id
-             LIMIT $2"
-        }
+/// Resources with a HELD hold or an ACTIVE offer past its expiry, or a
+/// WAITING entry older than `max_wait`, oldest due time first (partial
+/// indexes on `expires_at` and on the entries' `created_at` serve each part).
+pub async fn due_resources(
+    conn: &mut Conn,
+    now: DateTime<Utc>,
+    max_wait: Duration,
+    limit: i64,
+    scope: DueScope,
+) -> QueryResult<Vec<i64>> {
+    let holds = match scope {
+        DueScope::All => "SELECT resource_id, expires_at FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1",
         DueScope::HandOff => {
-            "SELECT resource_id FROM (
-                 SELECT h.resource_id, h.expires_at
-                   FROM capacity_hold h JOIN capacity_resource r ON r.id = h.resource_id
-                  WHERE h.state = 'HELD' AND h.expires_at <= $1 AND r.state = 'OPEN' AND r.waiting_count > 0
-                 UNION ALL
-                 SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
-             ) due
-             GROUP BY resource_id
-             ORDER BY min(expires_at), resource_id
-             LIMIT $2"
+            "SELECT h.resource_id, h.expires_at
+               FROM capacity_hold h JOIN capacity_resource r ON r.id = h.resource_id
+              WHERE h.state = 'HELD' AND h.expires_at <= $1 AND r.state = 'OPEN' AND r.waiting_count > 0"
         }
     };
-    let rows: Vec<Due> =
-        diesel::sql_query(sql).bind::<Timestamptz, _>(now).bind::<Int8, _>(limit).cached().load(conn).await?;
+    let sql = format!(
+        "SELECT resource_id FROM (
+             {holds}
+             UNION ALL
+             SELECT resource_id, expires_at FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1
+             UNION ALL
+             SELECT resource_id, created_at + ($1 - $3) AS expires_at FROM waitlist_entry
+              WHERE state = 'WAITING' AND created_at <= $3
+         ) due
+         GROUP BY resource_id
+         ORDER BY min(expires_at), resource_id
+         LIMIT $2"
+    );
+    let rows: Vec<Due> = diesel::sql_query(sql)
+        .bind::<Timestamptz, _>(now)
+        .bind::<Int8, _>(limit)
+        .bind::<Timestamptz, _>(now - max_wait)
+        .cached()
+        .load(conn)
+        .await?;
     Ok(rows.into_iter().map(|d| d.resource_id).collect())
 }
 
@@ -175,8 +190,31 @@ pub async fn expire_resource(
     resource_id: i64,
     now: DateTime<Utc>,
     offer_ttl: Duration,
+    max_wait: Duration,
 ) -> Result<SweepSummary, CommandError> {
     let resource = resources::lock(conn, resource_id).await?;
+    // Entries that waited too long leave the line first, so that the
+    // hand-off below offers the units to whoever waits behind them.
+    let stale: Vec<i64> = diesel::update(
+        entry::table
+            .filter(entry::resource_id.eq(resource_id))
+            .filter(entry::state.eq("WAITING"))
+            .filter(entry::created_at.le(now - max_wait)),
+    )
+    .set((entry::state.eq("EXPIRED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+    .returning(entry::id)
+    .cached()
+    .get_results(conn)
+    .await?;
+    let resource = if stale.is_empty() {
+        resource
+    } else {
+        diesel::update(res::table.find(resource_id))
+            .set(res::waiting_count.eq(res::waiting_count - stale.len() as i32))
+            .returning(ResourceRow::as_returning())
+            .get_result(conn)
+            .await?
+    };
     let holds: Vec<(i64, i32)> = diesel::update(
         hold::table
             .filter(hold::resource_id.eq(resource_id))
@@ -211,6 +249,7 @@ pub async fn expire_resource(
         .iter()
         .map(|(hold_id, _)| Intent::hold_expired(*hold_id, resource_id))
         .chain(offers.iter().map(|(offer_id, entry_id, _)| Intent::offer_expired(*entry_id, *offer_id, resource_id)))
+        .chain(stale.iter().map(|entry_id| Intent::waitlist_expired(*entry_id, resource_id)))
         .collect();
     outbox::enqueue_all(conn, &intents, now).await?;
     let freed: i32 = holds.iter().map(|(_, q)| q).sum::<i32>() + offers.iter().map(|(_, _, q)| q).sum::<i32>();
@@ -219,6 +258,7 @@ pub async fn expire_resource(
         scanned_resources: 1,
         expired_holds: holds.len() as i64,
         expired_offers: offers.len() as i64,
+        expired_entries: stale.len() as i64,
         promoted_entries: handoff.promoted_entries,
         released_units: handoff.released_units,
     })

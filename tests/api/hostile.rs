@@ -163,6 +163,6 @@ async fn every_command_route_refuses_broken_bodies_with_its_code_and_changes_not
             checked += 1;
         }
     }
-    assert_eq!(checked, 25, "every POST and PATCH route of the document");
+    assert_eq!(checked, 26, "every POST and PATCH route of the document");
     assert_eq!(app.count(&format!("SELECT {tables}")).await, before, "no refused request changed anything");
 }

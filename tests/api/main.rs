@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod abuse;
 mod accounts;
 mod admission;
 mod browser;

@@ -46,14 +46,14 @@ async fn an_expired_hold_with_a_waiter_is_handed_on_once() {
     // Not yet due: nothing happens.
     assert_eq!(
         sweep(&app, "s0").await,
-        json!({"scannedResources": 0, "expiredHolds": 0, "expiredOffers": 0, "promotedEntries": 0, "releasedUnits": 0})
+        json!({"scannedResources": 0, "expiredHolds": 0, "expiredOffers": 0, "expiredEntries": 0, "promotedEntries": 0, "releasedUnits": 0})
     );
 
     app.clock.advance(Duration::seconds(31));
     let summary = sweep(&app, "s1").await;
     assert_eq!(
         summary,
-        json!({"scannedResources": 1, "expiredHolds": 1, "expiredOffers": 0, "promotedEntries": 1, "releasedUnits": 0})
+        json!({"scannedResources": 1, "expiredHolds": 1, "expiredOffers": 0, "expiredEntries": 0, "promotedEntries": 1, "releasedUnits": 0})
     );
     assert_eq!(get(&app, &format!("/api/holds/{}", alice["id"]), "alice").await["state"], "EXPIRED");
     let entry = get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await;
@@ -98,7 +98,7 @@ async fn an_expired_offer_goes_to_the_next_waiter_or_is_released() {
     let s = sweep(&app, "s1").await;
     assert_eq!(
         s,
-        json!({"scannedResources": 1, "expiredHolds": 0, "expiredOffers": 1, "promotedEntries": 1, "releasedUnits": 0})
+        json!({"scannedResources": 1, "expiredHolds": 0, "expiredOffers": 1, "expiredEntries": 0, "promotedEntries": 1, "releasedUnits": 0})
     );
     assert_eq!(get(&app, &format!("/api/offers/{bob_offer}"), "bob").await["state"], "EXPIRED");
     assert_eq!(get(&app, &format!("/api/waitlist/{}", bob["id"]), "bob").await["state"], "EXPIRED");
@@ -110,7 +110,7 @@ async fn an_expired_offer_goes_to_the_next_waiter_or_is_released() {
     let s = sweep(&app, "s2").await;
     assert_eq!(
         s,
-        json!({"scannedResources": 1, "expiredHolds": 0, "expiredOffers": 1, "promotedEntries": 0, "releasedUnits": 1})
+        json!({"scannedResources": 1, "expiredHolds": 0, "expiredOffers": 1, "expiredEntries": 0, "promotedEntries": 0, "releasedUnits": 1})
     );
     assert_eq!(get(&app, &format!("/api/waitlist/{}", carol["id"]), "carol").await["state"], "EXPIRED");
     let d = demo(&app).await;

@@ -1,0 +1,89 @@
+//! Retention purge (SPEC §13: tables do not grow without bound). The elected
+//! sweeper deletes, each tick, rows older than the retention from the tables
+//! nothing else ever shrinks: expired sessions, sign-in throttle rows,
+//! delivered notifications and delivery attempt logs. Each DELETE takes at
+//! most `batch` rows by their `ctid` (a TID scan, no long lock), and a tick
+//! runs at most `MAX_BATCHES` of them per table, so a backlog drains over
+//! several ticks without starving the expiry work.
+
+use chrono::{DateTime, Duration, Utc};
+use diesel::sql_types::{Int8, Timestamptz};
+use diesel_async::RunQueryDsl;
+use serde::Serialize;
+
+use crate::db::{Conn, DbError};
+
+/// Batches one table gets per tick.
+pub const MAX_BATCHES: usize = 10;
+
+/// `YEYAK_RETENTION_DAYS` and `YEYAK_PURGE_BATCH`.
+#[derive(Debug, Clone, Copy)]
+pub struct Purge {
+    pub retention: Duration,
+    pub batch: i64,
+}
+
+impl Default for Purge {
+    fn default() -> Self {
+        Purge { retention: Duration::days(30), batch: 1000 }
+    }
+}
+
+/// Rows removed by one purge, per table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Purged {
+    pub sessions: u64,
+    pub throttle: u64,
+    pub deliveries: u64,
+    pub attempts: u64,
+}
+
+impl Purged {
+    pub fn total(&self) -> u64 {
+        self.sessions + self.throttle + self.deliveries + self.attempts
+    }
+}
+
+/// One bounded DELETE per statement: `$1` is the cut-off, `$2` the batch.
+/// Every selection is served by an index of migrations/…_abuse_limits.
+const SESSIONS: &str = "DELETE FROM staff_session WHERE ctid = ANY(ARRAY(
+     SELECT ctid FROM staff_session WHERE expires_at < $1 LIMIT $2))";
+const THROTTLE: &str = "DELETE FROM staff_login_throttle WHERE ctid = ANY(ARRAY(
+     SELECT ctid FROM staff_login_throttle
+      WHERE window_start < $1 AND (locked_until IS NULL OR locked_until < $1) LIMIT $2))";
+/// Delivered rows only: PENDING ones are still owed, EXHAUSTED ones wait for
+/// an operator's re-drive. Their attempt rows go with them (ON DELETE CASCADE).
+const DELIVERIES: &str = "DELETE FROM notification_outbox WHERE ctid = ANY(ARRAY(
+     SELECT ctid FROM notification_outbox WHERE status = 'DELIVERED' AND delivered_at < $1 LIMIT $2))";
+const ATTEMPTS: &str = "DELETE FROM notification_attempt WHERE ctid = ANY(ARRAY(
+     SELECT ctid FROM notification_attempt WHERE attempted_at < $1 LIMIT $2))";
+
+/// Purges what is older than `now - retention`, in batches.
+pub async fn run(conn: &mut Conn, purge: Purge, now: DateTime<Utc>) -> Result<Purged, DbError> {
+    let cutoff = now - purge.retention;
+    Ok(Purged {
+        sessions: batches(conn, SESSIONS, cutoff, purge.batch).await?,
+        throttle: batches(conn, THROTTLE, cutoff, purge.batch).await?,
+        deliveries: batches(conn, DELIVERIES, cutoff, purge.batch).await?,
+        attempts: batches(conn, ATTEMPTS, cutoff, purge.batch).await?,
+    })
+}
+
+/// Runs `sql` until a batch comes back short, at most `MAX_BATCHES` times.
+async fn batches(conn: &mut Conn, sql: &'static str, cutoff: DateTime<Utc>, batch: i64) -> Result<u64, DbError> {
+    let mut total = 0;
+    for _ in 0..MAX_BATCHES {
+        let n = diesel::sql_query(sql)
+            .bind::<Timestamptz, _>(cutoff)
+            .bind::<Int8, _>(batch)
+            .execute(conn)
+            .await
+            .map_err(DbError::from)?;
+        total += n as u64;
+        if (n as i64) < batch {
+            break;
+        }
+    }
+    Ok(total)
+}
