@@ -1,4 +1,5 @@
-//! The sweeper's SQL: which resources are due, and settling one resource.
+//! The sweeper's SQL: which resources are due, settling one resource, and
+//! the set-based backlog drain of resources nobody waits for.
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
