@@ -20,3 +20,6 @@ CREATE TABLE address_login_throttle (
     window_start timestamptz NOT NULL,
     locked_until timestamptz
 );
+
+-- The retention purge selects old windows.
+CREATE INDEX address_login_throttle_window_idx ON address_login_throttle (window_start);

@@ -143,6 +143,7 @@ impl Sweeper {
         for (table, n) in [
             ("staff_session", purged.sessions),
             ("staff_login_throttle", purged.throttle),
+            ("address_login_throttle", purged.address_throttle),
             ("notification_outbox", purged.deliveries),
             ("notification_attempt", purged.attempts),
         ] {

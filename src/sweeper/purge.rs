@@ -35,13 +35,14 @@ impl Default for Purge {
 pub struct Purged {
     pub sessions: u64,
     pub throttle: u64,
+    pub address_throttle: u64,
     pub deliveries: u64,
     pub attempts: u64,
 }
 
 impl Purged {
     pub fn total(&self) -> u64 {
-        self.sessions + self.throttle + self.deliveries + self.attempts
+        self.sessions + self.throttle + self.address_throttle + self.deliveries + self.attempts
     }
 }
 
@@ -51,6 +52,9 @@ const SESSIONS: &str = "DELETE FROM staff_session WHERE ctid = ANY(ARRAY(
      SELECT ctid FROM staff_session WHERE expires_at < $1 LIMIT $2))";
 const THROTTLE: &str = "DELETE FROM staff_login_throttle WHERE ctid = ANY(ARRAY(
      SELECT ctid FROM staff_login_throttle
+      WHERE window_start < $1 AND (locked_until IS NULL OR locked_until < $1) LIMIT $2))";
+const ADDRESS_THROTTLE: &str = "DELETE FROM address_login_throttle WHERE ctid = ANY(ARRAY(
+     SELECT ctid FROM address_login_throttle
       WHERE window_start < $1 AND (locked_until IS NULL OR locked_until < $1) LIMIT $2))";
 /// Delivered rows only: PENDING ones are still owed, EXHAUSTED ones wait for
 /// an operator's re-drive. Their attempt rows go with them (ON DELETE CASCADE).
@@ -65,6 +69,7 @@ pub async fn run(conn: &mut Conn, purge: Purge, now: DateTime<Utc>) -> Result<Pu
     Ok(Purged {
         sessions: batches(conn, SESSIONS, cutoff, purge.batch).await?,
         throttle: batches(conn, THROTTLE, cutoff, purge.batch).await?,
+        address_throttle: batches(conn, ADDRESS_THROTTLE, cutoff, purge.batch).await?,
         deliveries: batches(conn, DELIVERIES, cutoff, purge.batch).await?,
         attempts: batches(conn, ATTEMPTS, cutoff, purge.batch).await?,
     })

@@ -514,6 +514,17 @@ async fn the_elected_sweeper_purges_rows_past_retention_in_batches_and_nothing_e
         .await
         .unwrap();
     }
+    // The same for client addresses.
+    for (addr, window, locked) in
+        [("192.0.2.1", old, None), ("192.0.2.2", old, Some(now + Duration::minutes(5))), ("192.0.2.3", recent, None)]
+    {
+        db.execute(
+            "INSERT INTO address_login_throttle (address, failures, window_start, locked_until) VALUES ($1::text::inet, 1, $2, $3)",
+            &[&addr, &window, &locked],
+        )
+        .await
+        .unwrap();
+    }
     // Deliveries: delivered long ago (purged with its attempts), delivered
     // lately, and old PENDING and EXHAUSTED rows (still owed or waiting for an
     // operator: kept, though their old attempt logs go).
@@ -555,6 +566,7 @@ async fn the_elected_sweeper_purges_rows_past_retention_in_batches_and_nothing_e
     };
     assert_eq!(left("SELECT right(token_hash, 1) FROM staff_session").await, ["2", "3"]);
     assert_eq!(left("SELECT username FROM staff_login_throttle").await, ["locked", "recent"]);
+    assert_eq!(left("SELECT host(address) FROM address_login_throttle").await, ["192.0.2.2", "192.0.2.3"]);
     assert_eq!(left("SELECT delivery_id FROM notification_outbox").await, ["new-done", "old-exhausted", "old-pending"]);
     assert_eq!(
         left("SELECT delivery_id || '/' || attempt FROM notification_attempt").await,
