@@ -42,6 +42,7 @@ fn api_routes(api: &mut Api) {
     crate::rooms::http::routes(api);
     crate::series::http::routes(api);
     crate::capacity::http::routes(api);
+    crate::reports::http::routes(api);
     api.route(
         Method::GET,
         "/admin/consistency",

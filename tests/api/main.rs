@@ -17,6 +17,7 @@ mod idempotency;
 mod operations;
 mod outbox;
 mod read_pool;
+mod reports;
 mod rooms;
 mod rooms_concurrency;
 mod rules;
