@@ -22,9 +22,8 @@ pub struct Period {
 impl Period {
     /// `from`/`to` as `YYYY-MM-DD`, either optional: none gives the four
     /// weeks ending `today`; one alone gives the four weeks starting or
-    /// ending there. Errors name the field (400 `MALFORMED_REQUEST`).
-    pub fn parse(from: Option<&str>, to: Option<&str>, today: NaiveDate) -> Result<Period, ApiError> {
-        let given = |v: Option<&str>| v.map(str::trim).filter(|s| !s.is_empty());
+    /// ending there.
+    pub fn parse(from: Option<&str>, to: Option<&str>, today: NaiveDate) -> Result<Period, RangeError> {
         let span = Duration::days(DEFAULT_DAYS - 1);
         let (from, to) = match (given(from), given(to)) {
             (None, None) => (today - span, today),
@@ -59,6 +58,11 @@ impl Period {
     pub fn slug(&self) -> String {
         format!("{}_{}", self.from, self.to)
     }
+}
+
+/// A parameter that was sent with something in it.
+fn given(v: Option<&str>) -> Option<&str> {
+    v.map(str::trim).filter(|s| !s.is_empty())
 }
 
 /// Years 1–9999 only, so every date is one PostgreSQL and spreadsheets read.
