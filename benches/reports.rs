@@ -71,7 +71,8 @@ async fn main() {
     eprintln!("inserted a year of bookings in {:.1} s", t.elapsed().as_secs_f64());
     let browser = bench.signed_in().await;
     let api = reqwest::Client::new();
-    let ranges = [("four weeks", "from=2030-06-03&to=2030-06-30", 100), ("the year", "from=2030-01-01&to=2030-12-31", 20)];
+    let ranges =
+        [("four weeks", "from=2030-06-03&to=2030-06-30", 100), ("the year", "from=2030-01-01&to=2030-12-31", 20)];
     // Warm-up: caches and prepared statements.
     run(&bench, &browser, &format!("/admin/reports?{}", ranges[0].1), None, 5).await;
     println!("## Reports over a year of 50 rooms × 10 bookings a day (182,500 bookings), sequential requests");

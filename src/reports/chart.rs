@@ -66,15 +66,12 @@ pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
 /// `<title>` and `<desc>` inside it.
 fn accessible(svg: String, report: &Utilisation) -> String {
     let title = format!("회의실별 업무시간 이용률 ({} ~ {})", report.period.from(), report.period.to());
-    let desc = report
-        .rooms
-        .iter()
-        .map(|r| format!("{} {:.1}%", r.code, r.share_percent()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let desc =
+        report.rooms.iter().map(|r| format!("{} {:.1}%", r.code, r.share_percent())).collect::<Vec<_>>().join(", ");
     let Some(open_end) = svg.find('>') else { return svg };
     let (open, rest) = svg.split_at(open_end);
-    let open = open.replacen("<svg ", &format!("<svg role=\"img\" aria-label=\"{}\" class=\"chart\" ", escape(&title)), 1);
+    let open =
+        open.replacen("<svg ", &format!("<svg role=\"img\" aria-label=\"{}\" class=\"chart\" ", escape(&title)), 1);
     format!("{open}><title>{}</title><desc>{}</desc>{}", escape(&title), escape(&desc), &rest[1..])
 }
 

@@ -18,11 +18,16 @@ pub fn routes(api: &mut Api) {
     api.route(
         Method::GET,
         "/admin/reports/utilisation.csv",
-        Op::new::<String>(Tag::Admin, "utilisationReport", "per active room: booked hours, share of the working day, bookings, cancellations, releases (CSV)", 200)
-            .admin()
-            .media("text/csv")
-            .query("from", FROM, false)
-            .query("to", TO, false),
+        Op::new::<String>(
+            Tag::Admin,
+            "utilisationReport",
+            "per active room: booked hours, share of the working day, bookings, cancellations, releases (CSV)",
+            200,
+        )
+        .admin()
+        .media("text/csv")
+        .query("from", FROM, false)
+        .query("to", TO, false),
         utilisation,
     )
     .route(

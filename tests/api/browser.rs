@@ -489,7 +489,8 @@ async fn the_reports_page_in_a_real_browser() {
         for (room, slots) in [("A", 4), ("B", 2), ("C", 1), ("R0", 3), ("R1", 5)] {
             for s in 0..slots {
                 n += 1;
-                let (start, end) = (format!("{date}T{:02}:00:00+09:00", 9 + s), format!("{date}T{:02}:50:00+09:00", 9 + s));
+                let (start, end) =
+                    (format!("{date}T{:02}:00:00+09:00", 9 + s), format!("{date}T{:02}:50:00+09:00", 9 + s));
                 app.create_booking(TENANT_ONE, "ops", &format!("r{n}"), &booking("회의", &[room], &start, &end)).await;
             }
         }

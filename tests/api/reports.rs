@@ -101,7 +101,8 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
     book(&app, ADMIN, "전날 밤부터", &["C"], seoul(day(-1), 23, 0), seoul(mon, 1, 0)).await;
     book(&app, ADMIN, "퇴근 무렵", &["C"], seoul(day(2), 17, 0), seoul(day(2), 19, 30)).await;
     let cancelled = book(&app, ADMIN, "취소될 회의", &["C"], seoul(day(3), 9, 0), seoul(day(3), 10, 0)).await;
-    let (status, _) = body(app.cancel_booking(ADMIN, "alice", cancelled["id"].as_i64().unwrap(), None, &json!({})).await).await;
+    let (status, _) =
+        body(app.cancel_booking(ADMIN, "alice", cancelled["id"].as_i64().unwrap(), None, &json!({})).await).await;
     assert_eq!(status, StatusCode::OK);
     book(&app, TENANT_ONE, "승인 대기", &["P"], seoul(day(1), 9, 0), seoul(day(1), 12, 0)).await;
     book(&app, ADMIN, "노쇼", &["K"], seoul(day(3), 10, 0), seoul(day(3), 12, 0)).await;
@@ -121,12 +122,21 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
     let page = admin.get(&format!("/admin/reports?from={from}&to={to}")).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
     assert!(page.html.contains("role=\"img\"") && page.html.contains("<title>회의실별 업무시간 이용률"));
-    assert!(page.html.contains(&format!("/api/admin/reports/utilisation.csv?from={from}&amp;to={to}")));
-    assert!(page.html.contains(&format!("/api/admin/reports/bookings.csv?from={from}&amp;to={to}")));
+    assert!(
+        page.html.contains(&format!("/api/admin/reports/utilisation.csv?from={from}&#38;to={to}")),
+        "{}",
+        &page.html[page.html.find("downloads").unwrap()..][..400]
+    );
+    assert!(page.html.contains(&format!("/api/admin/reports/bookings.csv?from={from}&#38;to={to}")));
     assert!(!page.html.contains("room-OLD"), "retired rooms are left out");
 
-    let csv = app.http.get(app.url(&format!("/api/admin/reports/utilisation.csv?from={from}&to={to}")))
-        .bearer_auth(ADMIN).send().await.unwrap();
+    let csv = app
+        .http
+        .get(app.url(&format!("/api/admin/reports/utilisation.csv?from={from}&to={to}")))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(csv.status(), StatusCode::OK);
     assert_eq!(csv.headers()["content-type"], "text/csv; charset=utf-8");
     assert_eq!(
@@ -141,7 +151,11 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
     let db = app.db().await;
     let expected = db.query(EXPECTED, &[&mon, &day(6)]).await.unwrap();
     let codes: Vec<String> = expected.iter().map(|r| r.get(0)).collect();
-    assert_eq!(codes, ["EMPTY", "A", "B", "C", "K", "P"], "active rooms by area (별관 < 본관), then position; OLD left out");
+    assert_eq!(
+        codes,
+        ["EMPTY", "A", "B", "C", "K", "P"],
+        "active rooms by area (별관 < 본관), then position; OLD left out"
+    );
     assert_eq!(rows.len(), 1 + expected.len());
     for (row, csv_row) in expected.iter().zip(&rows[1..]) {
         let code: String = row.get(0);
@@ -189,9 +203,17 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
     assert_eq!(rows[1][1], "빈 방, \"조용한\" 곳", "a name with a comma and quotes round-trips");
 
     // The bookings list: every booking starting in the range, titles intact.
-    let res = app.http.get(app.url(&format!("/api/admin/reports/bookings.csv?from={from}&to={to}")))
-        .bearer_auth(ADMIN).send().await.unwrap();
-    assert_eq!(res.headers()["content-disposition"], format!("attachment; filename=\"bookings_{from}_{to}.csv\"").as_str());
+    let res = app
+        .http
+        .get(app.url(&format!("/api/admin/reports/bookings.csv?from={from}&to={to}")))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers()["content-disposition"],
+        format!("attachment; filename=\"bookings_{from}_{to}.csv\"").as_str()
+    );
     let bytes = res.bytes().await.unwrap();
     assert!(bytes.starts_with(b"\xEF\xBB\xBF"));
     assert!(bytes.windows(2).any(|w| w == b"\r\n"), "CRLF records");
@@ -199,14 +221,24 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
     assert_eq!(rows[0], yeyak::reports::csv::BOOKINGS_HEADER.map(String::from).to_vec());
     let first = &rows[1];
     assert_eq!(first[0], titled["id"].to_string());
-    assert_eq!((first[1].as_str(), first[2].as_str(), first[3].as_str()), (
-        format!("{mon} 08:00:00").as_str(), format!("{mon} 10:00:00").as_str(), "A"));
+    assert_eq!(
+        (first[1].as_str(), first[2].as_str(), first[3].as_str()),
+        (format!("{mon} 08:00:00").as_str(), format!("{mon} 10:00:00").as_str(), "A")
+    );
     assert_eq!(first[4], TITLE, "Korean, quotes, a comma and a line break round-trip");
     let statuses: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[3].as_str(), r[6].as_str())).collect();
     assert_eq!(
         statuses,
-        [("A", "CONFIRMED"), ("OLD", "CANCELLED"), ("P", "PENDING"), ("A+B", "CONFIRMED"), ("C", "CONFIRMED"),
-         ("C", "CANCELLED"), ("K", "RELEASED"), ("B", "CONFIRMED")],
+        [
+            ("A", "CONFIRMED"),
+            ("OLD", "CANCELLED"),
+            ("P", "PENDING"),
+            ("A+B", "CONFIRMED"),
+            ("C", "CONFIRMED"),
+            ("C", "CANCELLED"),
+            ("K", "RELEASED"),
+            ("B", "CONFIRMED")
+        ],
         "by start; the Sunday-night booking starts before the range"
     );
     let released = rows.iter().find(|r| r[6] == "RELEASED").unwrap();
@@ -289,8 +321,13 @@ async fn bad_ranges_are_400_naming_the_field_and_nothing_else() {
         assert!(page.html.contains("role=\"alert\"") && !page.html.contains("<svg"), "{query}");
     }
     // A leap year is the longest range allowed.
-    let res = app.http.get(app.url("/api/admin/reports/utilisation.csv?from=2024-01-01&to=2024-12-31"))
-        .bearer_auth(ADMIN).send().await.unwrap();
+    let res = app
+        .http
+        .get(app.url("/api/admin/reports/utilisation.csv?from=2024-01-01&to=2024-12-31"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     assert_eq!(app.count("SELECT count(*) FROM reservation").await, before, "reading changes nothing");
 }
