@@ -20,16 +20,19 @@ pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
         return None;
     }
     let n = rooms.len();
-    let height = ROW * n as u32 + 60;
+    let height = ROW * n as u32 + 80;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).ok()?;
+        // An integer range holds both ends: `0..n - 1` is n segments (a
+        // single room gets an empty row above it).
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
-            .x_label_area_size(34)
+            .margin_right(36)
+            .x_label_area_size(52)
             .y_label_area_size(90)
-            .build_cartesian_2d(0f64..100f64, (0..n).into_segmented())
+            .build_cartesian_2d(0f64..100f64, (0..n.max(2) - 1).into_segmented())
             .ok()?;
         // Row 0 is drawn at the bottom: the first room goes on top.
         let code_at = |i: usize| n.checked_sub(i + 1).and_then(|k| rooms.get(k)).map_or("", |r| r.code.as_str());
@@ -42,6 +45,7 @@ pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
                 _ => String::new(),
             })
             .x_labels(6)
+            .x_max_light_lines(1)
             .x_label_formatter(&|x| format!("{x:.0}%"))
             .x_desc("업무시간 이용률")
             .label_style(("sans-serif", 17).into_font().color(&BLACK))
@@ -98,8 +102,12 @@ mod tests {
             releases: 0,
         };
         let period = Period::parse(Some("2026-11-02"), Some("2026-11-02"), chrono::NaiveDate::MIN).unwrap();
+        let one = Utilisation { period, rooms: vec![room("A", 16_200)] };
+        assert!(utilisation_svg(&one).unwrap().lines().any(|l| l == "A"), "a single room draws");
         let report = Utilisation { period, rooms: vec![room("A", 16_200), room("B", 0)] };
         let svg = utilisation_svg(&report).unwrap();
+        let labels = svg.lines().filter(|l| *l == "A" || *l == "B").count();
+        assert_eq!(labels, 2, "one label per room, no empty segment");
         assert!(svg.starts_with("<svg role=\"img\" aria-label=\"회의실별 업무시간 이용률 (2026-11-02 ~ 2026-11-02)\""));
         assert!(svg.contains("<desc>A 50.0%, B 0.0%</desc>"));
         assert!(svg.lines().any(|l| l == "A") && svg.lines().any(|l| l == "B"), "{svg}");
