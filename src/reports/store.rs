@@ -56,23 +56,32 @@ SELECT room.code, room.name, room.area,
  ORDER BY room.area, room.position, room.code";
 
 /// Every booking (any status) that starts in the period, by start; local
-/// times as text, rooms as `A+B` in position order.
+/// times as text, rooms as `A+B` in position order. A booking that starts in
+/// the period overlaps it, so the overlap test lets `reservation_time_idx`
+/// find the candidates (no index on the start alone is needed).
 const BOOKINGS: &str = "
 WITH span AS (
-    SELECT $1::timestamp AT TIME ZONE $3 AS lo, ($2 + 1)::timestamp AT TIME ZONE $3 AS hi)
-SELECT r.id,
-       to_char(r.starts_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS starts_at,
-       to_char(r.ends_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS ends_at,
-       (SELECT string_agg(rr.room, '+' ORDER BY rm.area, rm.position, rr.room)
-          FROM reservation_room rr JOIN room rm ON rm.code = rr.room
-         WHERE rr.reservation_id = r.id) AS rooms,
-       r.title, r.organizer_name AS organizer, r.status, r.series_id,
-       to_char(r.created_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS created_at,
-       to_char(r.checked_in_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS checked_in_at,
-       to_char(r.released_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS released_at,
-       to_char(r.cancelled_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS cancelled_at
-  FROM span JOIN reservation r ON r.starts_at >= span.lo AND r.starts_at < span.hi
- ORDER BY r.starts_at, r.id";
+    SELECT $1::timestamp AT TIME ZONE $3 AS lo, ($2 + 1)::timestamp AT TIME ZONE $3 AS hi),
+picked AS (
+    SELECT r.* FROM span JOIN reservation r
+        ON tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange(span.lo, span.hi, '[)')
+       AND r.starts_at >= span.lo AND r.starts_at < span.hi),
+rooms AS (
+    SELECT rr.reservation_id AS id, string_agg(rr.room, '+' ORDER BY rm.area, rm.position, rr.room) AS rooms
+      FROM picked
+      JOIN reservation_room rr ON rr.reservation_id = picked.id
+      JOIN room rm ON rm.code = rr.room
+     GROUP BY rr.reservation_id)
+SELECT p.id,
+       to_char(p.starts_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS starts_at,
+       to_char(p.ends_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS ends_at,
+       rooms.rooms, p.title, p.organizer_name AS organizer, p.status, p.series_id,
+       to_char(p.created_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS created_at,
+       to_char(p.checked_in_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS checked_in_at,
+       to_char(p.released_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS released_at,
+       to_char(p.cancelled_at AT TIME ZONE $3, 'YYYY-MM-DD HH24:MI:SS') AS cancelled_at
+  FROM picked p JOIN rooms USING (id)
+ ORDER BY p.starts_at, p.id";
 
 pub async fn utilisation(conn: &mut Conn, period: Period, tz: Tz) -> QueryResult<Utilisation> {
     let rooms: Vec<RoomUse> = diesel::sql_query(UTILISATION)
