@@ -56,7 +56,7 @@ impl Tag {
             Tag::Bookings => "room bookings: create, move, cancel, check in, approve, history",
             Tag::Series => "recurring bookings whose every occurrence is a booking",
             Tag::Capacity => "resources sold in counted units: holds, waitlist, offers",
-            Tag::Admin => "operations: consistency, sweeps, outbox, API keys, waitlist eviction",
+            Tag::Admin => "operations: consistency, sweeps, outbox, API keys, waitlist eviction, reports",
         }
     }
 }
