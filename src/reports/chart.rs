@@ -13,7 +13,8 @@ const WIDTH: u32 = 760;
 const ROW: u32 = 26;
 const BAR: RGBColor = RGBColor(0x1d, 0x4e, 0xd8);
 
-/// The chart as an inline `<svg>` element, or `None` without active rooms.
+/// The chart as an inline `<svg>` element; `None` without active rooms (or
+/// should drawing into memory ever fail: the table holds the same numbers).
 pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
     let rooms = &report.rooms;
     if rooms.is_empty() {
