@@ -25,6 +25,7 @@ pub mod idempotency;
 pub mod mail;
 pub mod metrics;
 pub mod outbox;
+pub mod reports;
 pub mod rooms;
 pub mod series;
 pub mod startup;

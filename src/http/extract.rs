@@ -72,6 +72,45 @@ impl FromRequest for AdminCaller {
     }
 }
 
+/// Who may download an admin report: an admin API key, or — without an
+/// `Authorization` header — the session cookie of a signed-in admin, so the
+/// links on `/admin/reports` work in a browser. Read-only GET routes only:
+/// a session is never enough for a command (those need the CSRF token of a form).
+#[derive(Debug, Clone)]
+pub struct AdminReader;
+
+impl FromRequest for AdminReader {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        if req.headers().contains_key(header::AUTHORIZATION) {
+            let admin = AdminCaller::from_request(req, payload);
+            return Box::pin(async move { admin.await.map(|_| AdminReader) });
+        }
+        let state = state(req);
+        let session = crate::web::session_token(req, &state);
+        Box::pin(async move {
+            let unauthenticated = || {
+                ApiError::new(
+                    ErrorCode::Unauthenticated,
+                    "an admin `Authorization: Bearer <api key>` or an admin's signed-in session is required",
+                )
+            };
+            let token = session.ok_or_else(unauthenticated)?;
+            let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
+            let user = crate::auth::staff::find_session(&mut conn, &token, state.clock.now())
+                .await
+                .map_err(crate::db::DbError::from)?
+                .ok_or_else(unauthenticated)?;
+            if !user.is_admin {
+                return Err(ApiError::new(ErrorCode::Forbidden, "this report is for admins"));
+            }
+            Ok(AdminReader)
+        })
+    }
+}
+
 /// `X-Reservation-Owner`, required.
 #[derive(Debug, Clone)]
 pub struct Owner(pub OwnerId);

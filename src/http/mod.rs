@@ -43,6 +43,7 @@ fn api_routes(api: &mut Api) {
     crate::series::http::routes(api);
     crate::capacity::http::routes(api);
     crate::auth::http::routes(api);
+    crate::reports::http::routes(api);
     api.route(
         Method::GET,
         "/admin/consistency",

@@ -56,7 +56,7 @@ impl Tag {
             Tag::Bookings => "room bookings: create, move, cancel, check in, approve, history",
             Tag::Series => "recurring bookings whose every occurrence is a booking",
             Tag::Capacity => "resources sold in counted units: holds, waitlist, offers",
-            Tag::Admin => "operations: consistency, sweeps, outbox, API keys, waitlist eviction",
+            Tag::Admin => "operations: consistency, sweeps, outbox, API keys, waitlist eviction, reports",
         }
     }
 }
@@ -82,6 +82,8 @@ pub struct Op {
     body: Option<SchemaFn>,
     status: u16,
     response: SchemaFn,
+    /// Media type of the success response.
+    media: &'static str,
     errors: Vec<ErrorCode>,
     query: Vec<(&'static str, &'static str, bool)>,
     /// Query parameters that may repeat (`equipment=a&equipment=b`).
@@ -102,6 +104,7 @@ impl Op {
             body: None,
             status,
             response: schema_of::<R>,
+            media: "application/json",
             errors: Vec::new(),
             query: Vec::new(),
             query_lists: Vec::new(),
@@ -139,6 +142,12 @@ impl Op {
     pub fn body<B: JsonSchema>(mut self) -> Self {
         self.body = Some(schema_of::<B>);
         self.errors.extend([ErrorCode::PayloadTooLarge, ErrorCode::UnsupportedMediaType]);
+        self
+    }
+
+    /// A success answer in another media type than JSON (`text/csv`).
+    pub fn media(mut self, media: &'static str) -> Self {
+        self.media = media;
         self
     }
 
@@ -322,7 +331,7 @@ pub fn document() -> Value {
         let mut responses = Map::new();
         responses.insert(
             op.status.to_string(),
-            json!({ "description": "success", "content": { "application/json": { "schema": plain((op.response)(&mut responses_gen)) } } }),
+            json!({ "description": "success", "content": { op.media: { "schema": plain((op.response)(&mut responses_gen)) } } }),
         );
         let mut codes: Vec<ErrorCode> = op.errors.clone();
         codes.extend([ErrorCode::Unauthenticated, ErrorCode::DatabaseUnavailable]);

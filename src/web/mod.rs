@@ -98,6 +98,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/admin/approvals", web::get().to(approvals::list))
         .route("/admin/approvals/{id}/approve", web::post().to(approvals::approve))
         .route("/admin/approvals/{id}/reject", web::post().to(approvals::reject))
+        .route("/admin/reports", web::get().to(admin::reports::page))
         .route("/admin/rooms", web::get().to(admin::rooms::list))
         .route("/admin/rooms", web::post().to(admin::rooms::create))
         .route("/admin/rooms/{code}", web::get().to(admin::rooms::edit))

@@ -302,6 +302,40 @@ pub struct ApprovalsPage {
     pub message: Option<Notice>,
 }
 
+/// One room (or the total) of the utilisation report, formatted.
+pub struct ReportLine {
+    pub code: String,
+    pub name: String,
+    pub area: String,
+    pub booked_hours: String,
+    pub share: String,
+    pub bookings: i64,
+    pub cancellations: i64,
+    pub releases: i64,
+}
+
+pub struct ReportView {
+    pub period: String,
+    pub working_hours: String,
+    pub lines: Vec<ReportLine>,
+    pub total: ReportLine,
+    /// Inline `<svg>` from `reports::chart` (no text of people's in it).
+    pub chart: Option<String>,
+    pub utilisation_csv: String,
+    pub bookings_csv: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_reports.html")]
+pub struct ReportsPage {
+    pub nav: Option<Nav>,
+    pub from: String,
+    pub to: String,
+    pub timezone: String,
+    pub message: Option<Notice>,
+    pub report: Option<ReportView>,
+}
+
 pub struct MyBooking {
     pub id: i64,
     pub title: String,

@@ -479,3 +479,43 @@ async fn repeat_and_week(
     assert_accessible(c, "booking page with history").await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reports_page_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    for (i, name) in ["소회의실", "대회의실", "\"창가\" 방, 3층"].iter().enumerate() {
+        add_room(&app, json!({"code": format!("R{i}"), "name": name, "area": "신관"})).await;
+    }
+    let first = chrono::NaiveDate::parse_from_str(&tomorrow(&app), "%Y-%m-%d").unwrap();
+    let mut n = 0;
+    for day in 0..14 {
+        let date = first + chrono::Duration::days(day);
+        for (room, slots) in [("A", 4), ("B", 2), ("C", 1), ("R0", 3), ("R1", 5)] {
+            for s in 0..slots {
+                n += 1;
+                let (start, end) =
+                    (format!("{date}T{:02}:00:00+09:00", 9 + s), format!("{date}T{:02}:50:00+09:00", 9 + s));
+                app.create_booking(TENANT_ONE, "ops", &format!("r{n}"), &booking("회의", &[room], &start, &end)).await;
+            }
+        }
+    }
+    let to = first + chrono::Duration::days(13);
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = async {
+        sign_in(&app, &c).await?;
+        c.goto(&app.url(&format!("/admin/reports?from={first}&to={to}"))).await?;
+        c.wait().for_element(Locator::Css("figure.chart svg[role=img]")).await?;
+        assert_eq!(c.find_all(Locator::Css("table.report tbody tr")).await?.len(), 6);
+        c.find(Locator::Css("a[href^='/api/admin/reports/utilisation.csv']")).await?;
+        c.find(Locator::Css("a[href^='/api/admin/reports/bookings.csv']")).await?;
+        screenshot(&c, "reports").await;
+        assert_accessible(&c, "reports page").await;
+        c.goto(&app.url("/admin/reports?from=2026-02-30")).await?;
+        assert_accessible(&c, "reports page with a refused range").await;
+        Ok::<_, fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.unwrap();
+}

@@ -57,6 +57,8 @@ async fn integration_keys_are_refused_on_admin_routes() {
     let app = TestApp::spawn().await;
     for (method, path) in [
         (reqwest::Method::GET, "/api/admin/consistency"),
+        (reqwest::Method::GET, "/api/admin/reports/utilisation.csv"),
+        (reqwest::Method::GET, "/api/admin/reports/bookings.csv"),
         (reqwest::Method::POST, "/api/admin/sweep"),
         (reqwest::Method::POST, "/api/admin/outbox/x/redrive"),
         (reqwest::Method::POST, "/api/resources"),

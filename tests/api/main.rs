@@ -22,6 +22,7 @@ mod matrix;
 mod operations;
 mod outbox;
 mod read_pool;
+mod reports;
 mod rooms;
 mod rooms_concurrency;
 mod rules;

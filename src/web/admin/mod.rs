@@ -1,6 +1,7 @@
-//! Admin pages: the consistency report, staff accounts and API keys, and
-//! the room catalogue (`rooms`).
+//! Admin pages: the consistency report, staff accounts and API keys, the
+//! room catalogue (`rooms`) and the utilisation report (`reports`).
 
+pub mod reports;
 pub mod rooms;
 
 use actix_web::http::StatusCode;

@@ -1,0 +1,92 @@
+//! `GET /api/admin/reports/utilisation.csv` and `…/bookings.csv` (SPEC §12):
+//! an admin key, or a signed-in admin following the page's links.
+
+use actix_web::http::{header, Method};
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use super::{csv, store, Period, RangeError};
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::http::extract::AdminReader;
+use crate::http::openapi::{Api, Op, Tag};
+use crate::state::AppState;
+
+const FROM: &str = "first local date, YYYY-MM-DD (default: four weeks before `to`)";
+const TO: &str = "last local date, included, YYYY-MM-DD (default: today; at most 366 days after `from`)";
+
+pub fn routes(api: &mut Api) {
+    api.route(
+        Method::GET,
+        "/admin/reports/utilisation.csv",
+        Op::new::<String>(
+            Tag::Admin,
+            "utilisationReport",
+            "per active room: booked hours, share of the working day, bookings, cancellations, releases (CSV)",
+            200,
+        )
+        .admin()
+        .media("text/csv")
+        .query("from", FROM, false)
+        .query("to", TO, false),
+        utilisation,
+    )
+    .route(
+        Method::GET,
+        "/admin/reports/bookings.csv",
+        Op::new::<String>(Tag::Admin, "bookingsReport", "every booking starting in the range, any status (CSV)", 200)
+            .admin()
+            .media("text/csv")
+            .query("from", FROM, false)
+            .query("to", TO, false),
+        bookings,
+    );
+}
+
+/// `?from=…&to=…` as typed (the first of each; other parameters ignored);
+/// [`Period::parse`] decides.
+#[derive(Debug, Default)]
+pub struct RangeQuery {
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+impl RangeQuery {
+    pub fn of(req: &HttpRequest) -> RangeQuery {
+        let mut q = RangeQuery::default();
+        for (name, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
+            let slot = match &*name {
+                "from" => &mut q.from,
+                "to" => &mut q.to,
+                _ => continue,
+            };
+            slot.get_or_insert_with(|| value.into_owned());
+        }
+        q
+    }
+
+    pub fn period(&self, state: &AppState) -> Result<Period, RangeError> {
+        let today = state.clock.now().with_timezone(&state.timezone).date_naive();
+        Period::parse(self.from.as_deref(), self.to.as_deref(), today)
+    }
+}
+
+fn download(name: &str, period: Period, body: Vec<u8>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/csv; charset=utf-8")
+        .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}_{}.csv\"", period.slug())))
+        .body(body)
+}
+
+async fn utilisation(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let period = RangeQuery::of(&req).period(&state)?;
+    let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
+    let report = store::utilisation(&mut conn, period, state.timezone).await.map_err(DbError::from)?;
+    Ok(download("utilisation", period, csv::utilisation(&report)))
+}
+
+async fn bookings(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let period = RangeQuery::of(&req).period(&state)?;
+    let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
+    let lines = store::bookings(&mut conn, period, state.timezone).await.map_err(DbError::from)?;
+    Ok(download("bookings", period, csv::bookings(&lines)))
+}

@@ -1,0 +1,77 @@
+//! `/admin/reports?from=…&to=…` (SPEC §12): per-room utilisation of the
+//! working day as a table and a server-drawn SVG bar chart, with links to
+//! both CSV downloads. A bad range answers 400 with the form and the reason.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use crate::db::DbError;
+use crate::reports::domain::{percent, Utilisation};
+use crate::reports::http::RangeQuery;
+use crate::reports::{chart, store, Period, RoomUse};
+use crate::state::AppState;
+use crate::web::pages::{self, nav, Notice, ReportLine, ReportView, ReportsPage};
+use crate::web::{html_response, Csrf, SignedInAdmin, WebError};
+
+pub async fn page(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedInAdmin(user): SignedInAdmin,
+) -> Result<HttpResponse, WebError> {
+    let query = RangeQuery::of(&req);
+    let csrf = Csrf::for_render(&req, &state);
+    let mut page = ReportsPage {
+        nav: nav(&user, &csrf.token),
+        from: query.from.clone().unwrap_or_default(),
+        to: query.to.clone().unwrap_or_default(),
+        timezone: state.timezone.name().to_owned(),
+        message: None,
+        report: None,
+    };
+    let status = match query.period(&state) {
+        Ok(period) => {
+            let report = {
+                let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
+                store::utilisation(&mut conn, period, state.timezone).await?
+            };
+            (page.from, page.to) = (period.from().to_string(), period.to().to_string());
+            page.report = Some(view(&report));
+            StatusCode::OK
+        }
+        Err(e) => {
+            page.message = Some(Notice::error(e.korean()));
+            StatusCode::BAD_REQUEST
+        }
+    };
+    Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+fn line(r: &RoomUse) -> ReportLine {
+    ReportLine {
+        code: r.code.clone(),
+        name: r.name.clone(),
+        area: r.area.clone(),
+        booked_hours: format!("{:.1}", r.booked_seconds as f64 / 3600.0),
+        share: format!("{:.1}%", percent(r.working_booked_seconds, r.working_seconds)),
+        bookings: r.bookings,
+        cancellations: r.cancellations,
+        releases: r.releases,
+    }
+}
+
+fn query_of(period: Period) -> String {
+    format!("from={}&to={}", period.from(), period.to())
+}
+
+fn view(report: &Utilisation) -> ReportView {
+    let q = query_of(report.period);
+    ReportView {
+        period: format!("{} ~ {}", report.period.from(), report.period.to()),
+        working_hours: format!("{:.0}", report.working_seconds() as f64 / 3600.0),
+        lines: report.rooms.iter().map(line).collect(),
+        total: line(&report.total()),
+        chart: chart::utilisation_svg(report),
+        utilisation_csv: format!("/api/admin/reports/utilisation.csv?{q}"),
+        bookings_csv: format!("/api/admin/reports/bookings.csv?{q}"),
+    }
+}
