@@ -94,7 +94,7 @@ async fn main() {
     let (l50, l99) = row("대형: 60 rooms, 600 bookings", &mut l);
     println!("\nratio 60-room / 3-room: p50 {:.2}×, p99 {:.2}×\n", l50 / s50, l99 / s99);
 
-    let window = "from=2030-06-12T10%3A00%3A00%2B09%3A00&to=2030-06-12T11%3A00%3A00%2B09%3A00";
+    let window = "from=2030-06-12T18%3A00%3A00%2B09%3A00&to=2030-06-12T19%3A00%3A00%2B09%3A00";
     let searches = [
         ("any room in 검색", format!("/api/rooms/free?{window}&area=%EA%B2%80%EC%83%89")),
         ("8 seats + projector, every area", format!("/api/rooms/free?{window}&minCapacity=8&equipment=projector")),
@@ -120,8 +120,8 @@ async fn main() {
     }
     // The plan of the search, as PostgreSQL runs it.
     let explain = yeyak::catalogue::store::FREE_ROOMS_SQL
-        .replace("$1", "'2030-06-12T10:00:00+09:00'::timestamptz")
-        .replace("$2", "'2030-06-12T11:00:00+09:00'::timestamptz")
+        .replace("$1", "'2030-06-12T18:00:00+09:00'::timestamptz")
+        .replace("$2", "'2030-06-12T19:00:00+09:00'::timestamptz")
         .replace("$3", "8")
         .replace("$4", "ARRAY['projector']::text[]")
         .replace("$5::text", "NULL::text")
