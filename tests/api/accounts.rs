@@ -9,16 +9,8 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 use crate::web::{Browser, Page, ADMIN_PASSWORD, ADMIN_USER};
 
-/// The value of `name=` in one of a page's Set-Cookie headers.
-fn cookie_value(page: &Page, name: &str) -> Option<String> {
-    let prefix = format!("{name}=");
-    page.cookies
-        .iter()
-        .find(|c| c.starts_with(&prefix))
-        .map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
-}
-
-async fn add_person(admin: &Browser<'_>, username: &str, email: &str) -> Page {
+/// Adds a person (password `correct-horse-1`) through the staff page.
+pub async fn add_person(admin: &Browser<'_>, username: &str, email: &str) -> Page {
     let page = admin.get("/admin/staff").await;
     admin
         .post(
@@ -415,7 +407,7 @@ async fn a_storm_of_bad_sign_ins_does_not_starve_the_api() {
     .await;
     let login = Browser::new(&app).get("/login").await;
     let csrf = login.field("csrf_token");
-    let nonce = cookie_value(&login, "yeyak_csrf").unwrap();
+    let nonce = login.cookie_value("yeyak_csrf").unwrap();
     let storm = (0..100).map(|i| {
         let (app, csrf, nonce) = (&app, csrf.clone(), nonce.clone());
         async move {
@@ -452,7 +444,7 @@ async fn a_stranger_cannot_keep_an_account_locked() {
         let app = &app;
         async move {
             let login = Browser::new(app).get("/login").await;
-            let nonce = cookie_value(&login, "yeyak_csrf").unwrap();
+            let nonce = login.cookie_value("yeyak_csrf").unwrap();
             no_redirects()
                 .post(app.url("/login"))
                 .header("Cookie", format!("yeyak_csrf={nonce}"))
@@ -531,14 +523,14 @@ async fn a_csrf_token_from_another_session_is_refused_even_with_its_nonce_plante
     let app = TestApp::spawn().await;
     let victim = Browser::new(&app);
     let signed = victim.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
-    let victim_session = cookie_value(&signed, "yeyak_session").unwrap();
+    let victim_session = signed.cookie_value("yeyak_session").unwrap();
     // The attacker signs in as themselves and takes their own nonce and token.
     let admin = Browser::new(&app);
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     add_person(&admin, "mallory", "").await;
     let attacker = Browser::new(&app);
     let attacker_signed = attacker.sign_in("mallory", "correct-horse-1").await;
-    let attacker_nonce = cookie_value(&attacker_signed, "yeyak_csrf").unwrap();
+    let attacker_nonce = attacker_signed.cookie_value("yeyak_csrf").unwrap();
     let attacker_token = attacker.get("/account").await.field("csrf_token");
     // Planted into the victim's browser (a cookie-tossing subdomain, say).
     let forged = app
@@ -573,7 +565,7 @@ async fn sign_in_renews_the_csrf_token_and_keeps_next() {
         )
         .await;
     assert_eq!(signed.location.as_deref(), Some("/my"));
-    assert!(cookie_value(&signed, "yeyak_csrf").is_some(), "a fresh nonce at sign-in");
+    assert!(signed.cookie_value("yeyak_csrf").is_some(), "a fresh nonce at sign-in");
     let page = b.get("/account").await;
     assert_ne!(page.field("csrf_token"), before);
     // The pre-sign-in token no longer works.

@@ -318,3 +318,21 @@ pub async fn add_room(app: &TestApp, room: Value) -> Value {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     body
 }
+
+/// Every row of `tables`, as one fingerprint: equal before and after means
+/// nothing in them changed.
+pub async fn fingerprint(app: &TestApp, tables: &[&str]) -> String {
+    let db = app.db().await;
+    let mut out = String::new();
+    for table in tables {
+        let row = db
+            .query_one(
+                &format!("SELECT coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM {table} t"),
+                &[],
+            )
+            .await
+            .unwrap();
+        out.push_str(&format!("{table}:{};", row.get::<_, String>(0)));
+    }
+    out
+}

@@ -22,6 +22,15 @@ pub struct Page {
 }
 
 impl Page {
+    /// The value a Set-Cookie header of this answer gives `name`.
+    pub fn cookie_value(&self, name: &str) -> Option<String> {
+        let prefix = format!("{name}=");
+        self.cookies
+            .iter()
+            .find(|c| c.starts_with(&prefix))
+            .map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
+    }
+
     /// The value of the first `name="…" value="…"` input.
     pub fn field(&self, name: &str) -> String {
         let marker = format!("name=\"{name}\" value=\"");
