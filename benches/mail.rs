@@ -106,7 +106,10 @@ async fn main() {
     }
     scan.sort();
     // And the tick that finds them due (all 40 rooms' first bookings).
-    let due_at = clock.now() + chrono::Duration::hours(2);
+    // Ten minutes before they start (they start on the hour, two hours on).
+    let due_at = chrono::DurationRound::duration_trunc(clock.now(), chrono::Duration::hours(1)).unwrap()
+        + chrono::Duration::hours(2)
+        - chrono::Duration::minutes(10);
     let t = Instant::now();
     let enqueued = yeyak::mail::reminders::enqueue_due(&mut conn, due_at, chrono::Duration::minutes(15)).await.unwrap();
     let due_time = t.elapsed();
