@@ -11,11 +11,3 @@ ALTER TABLE notification_outbox ADD CONSTRAINT notification_outbox_kind_check CH
     'booking.released', 'booking.reminder'));
 DROP INDEX waitlist_entry_waiting_since_idx;
 DROP INDEX waitlist_entry_one_live_per_owner;
-UPDATE capacity_offer SET state = 'EXPIRED' WHERE state = 'EVICTED';
-UPDATE waitlist_entry SET state = 'EXPIRED' WHERE state = 'EVICTED';
-ALTER TABLE capacity_offer DROP CONSTRAINT capacity_offer_state_check;
-ALTER TABLE capacity_offer ADD CONSTRAINT capacity_offer_state_check CHECK (state IN (
-    'ACTIVE', 'ACCEPTED', 'DECLINED', 'EXPIRED'));
-ALTER TABLE waitlist_entry DROP CONSTRAINT waitlist_entry_state_check;
-ALTER TABLE waitlist_entry ADD CONSTRAINT waitlist_entry_state_check CHECK (state IN (
-    'WAITING', 'OFFERED', 'ACCEPTED', 'DECLINED', 'EXPIRED', 'CANCELLED'));

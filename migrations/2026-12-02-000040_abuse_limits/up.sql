@@ -1,13 +1,5 @@
 -- Capacity abuse limits and bounded tables (SPEC §13, issue 18).
 
--- An admin may evict a WAITING or OFFERED entry; its live offer goes with it.
-ALTER TABLE waitlist_entry DROP CONSTRAINT waitlist_entry_state_check;
-ALTER TABLE waitlist_entry ADD CONSTRAINT waitlist_entry_state_check CHECK (state IN (
-    'WAITING', 'OFFERED', 'ACCEPTED', 'DECLINED', 'EXPIRED', 'CANCELLED', 'EVICTED'));
-ALTER TABLE capacity_offer DROP CONSTRAINT capacity_offer_state_check;
-ALTER TABLE capacity_offer ADD CONSTRAINT capacity_offer_state_check CHECK (state IN (
-    'ACTIVE', 'ACCEPTED', 'DECLINED', 'EXPIRED', 'EVICTED'));
-
 -- Rows the old rules let in: a second live entry of one owner on one resource
 -- (the offered or else the earliest one stays), and entries asking for more
 -- than the capacity (they blocked the line for good). Both leave the line.

@@ -1,6 +1,6 @@
 //! Waitlist entries (WAITING → OFFERED → ACCEPTED | DECLINED | EXPIRED |
-//! CANCELLED, and EVICTED by an admin) and offers (ACTIVE → ACCEPTED |
-//! DECLINED | EXPIRED | EVICTED), SPEC §3 and §13.
+//! CANCELLED) and offers (ACTIVE → ACCEPTED | DECLINED | EXPIRED), SPEC §3;
+//! an admin's eviction (§13) ends them in those states too.
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
@@ -336,9 +336,11 @@ pub async fn decline(
     Ok(declined)
 }
 
-/// An admin's eviction (SPEC §13): a WAITING entry leaves the line, an
-/// OFFERED one loses its live offer, whose units (still counted in
-/// `occupied_count`) go to the next waiter or back, in this transaction.
+/// An admin's eviction (SPEC §13), in the state names of §3: a WAITING
+/// entry leaves the line as CANCELLED (as when its owner leaves); an OFFERED
+/// one and its live offer end EXPIRED (withdrawn before an answer), and the
+/// offer's units (still counted in `occupied_count`) go to the next waiter or
+/// back, in this transaction. The `waitlist.evicted` notice says who ended it.
 pub async fn evict(
     conn: &mut Conn,
     id: i64,
@@ -360,14 +362,15 @@ pub async fn evict(
         return Err(invalid_state(&state).into());
     }
     check_revision(expected_revision, revision)?;
+    let ended = if state == "WAITING" { "CANCELLED" } else { "EXPIRED" };
     diesel::update(entry::table.find(id))
-        .set((entry::state.eq("EVICTED"), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
+        .set((entry::state.eq(ended), entry::revision.eq(entry::revision + 1), entry::updated_at.eq(now)))
         .execute(conn)
         .await?;
     // The offer of an OFFERED entry is withdrawn; its units are freed below.
     let withdrawn: Option<(i64, i32)> =
         diesel::update(offer::table.filter(offer::entry_id.eq(id)).filter(offer::state.eq("ACTIVE")))
-            .set((offer::state.eq("EVICTED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
+            .set((offer::state.eq("EXPIRED"), offer::revision.eq(offer::revision + 1), offer::updated_at.eq(now)))
             .returning((offer::id, offer::quantity))
             .get_result(conn)
             .await

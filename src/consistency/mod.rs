@@ -81,7 +81,7 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "offer_entry_state_mismatch",
-        description: "offers whose state disagrees with their entry (ACTIVE/OFFERED, ACCEPTED, DECLINED, EXPIRED, EVICTED)",
+        description: "offers whose state disagrees with their entry (ACTIVE/OFFERED, ACCEPTED, DECLINED, EXPIRED)",
         violations_sql: "SELECT o.id AS offer_id, o.state AS offer_state, e.id AS entry_id, e.state AS entry_state
                            FROM capacity_offer o JOIN waitlist_entry e ON e.id = o.entry_id
                           WHERE (o.state = 'ACTIVE') <> (e.state = 'OFFERED') OR (o.state <> 'ACTIVE' AND o.state <> e.state)",

@@ -259,7 +259,12 @@ async fn an_admin_evicts_waiting_and_offered_entries_and_the_line_moves_on() {
         call(&app, &format!("/api/admin/waitlist/{head}/evict"), TENANT_ONE, Some("x"), "e0", json!({})).await;
     assert_eq!(not_admin.status, StatusCode::FORBIDDEN, "{}", not_admin.body);
     let evicted = evict(&app, head, "e1").await;
-    assert_eq!((evicted.status, evicted.body["state"].as_str()), (StatusCode::OK, Some("EVICTED")), "{}", evicted.body);
+    assert_eq!(
+        (evicted.status, evicted.body["state"].as_str()),
+        (StatusCode::OK, Some("CANCELLED")),
+        "{}",
+        evicted.body
+    );
     assert_eq!(entry(&app, next, TENANT_ONE, "carol").await["state"], "OFFERED");
     assert_eq!(counters(&app, line).await.0, 2);
 
@@ -284,7 +289,8 @@ async fn an_admin_evicts_waiting_and_offered_entries_and_the_line_moves_on() {
             .unwrap(),
     )
     .await;
-    assert_eq!(withdrawn["state"], "EVICTED");
+    assert_eq!(withdrawn["state"], "EXPIRED");
+    assert_eq!(evicted.body["state"], "EXPIRED", "the entry ends with its offer");
     let accept = call(&app, &format!("/api/offers/{offer}/accept"), TENANT_ONE, Some("erin"), "late", json!({})).await;
     assert_eq!(accept.body["code"], "INVALID_STATE", "a withdrawn offer cannot be taken");
     assert_eq!(entry(&app, carol, TENANT_ONE, "frank").await["state"], "OFFERED");
