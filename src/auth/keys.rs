@@ -73,42 +73,37 @@ pub async fn create(conn: &mut Conn, tenant: &Tenant, role: Role, label: &str) -
     Ok(NewKey { id, secret, tenant: tenant.to_string(), role: role_name(role).to_owned(), label })
 }
 
-type Row = (i64, String, String, String, DateTime<Utc>, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+/// A stored key's row, as the list shows it (never its digest).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = api_key)]
+struct Stored {
+    id: i64,
+    tenant: String,
+    role: String,
+    label: String,
+    created_at: DateTime<Utc>,
+    last_used_at: Option<DateTime<Utc>>,
+    revoked_at: Option<DateTime<Utc>>,
+}
 
-const COLUMNS: (
-    api_key::id,
-    api_key::tenant,
-    api_key::role,
-    api_key::label,
-    api_key::created_at,
-    api_key::last_used_at,
-    api_key::revoked_at,
-) = (
-    api_key::id,
-    api_key::tenant,
-    api_key::role,
-    api_key::label,
-    api_key::created_at,
-    api_key::last_used_at,
-    api_key::revoked_at,
-);
-
-fn entry((id, tenant, role, label, created_at, last_used_at, revoked_at): Row) -> KeyEntry {
-    KeyEntry {
-        id: Some(id),
-        tenant,
-        role,
-        label,
-        managed_by: ManagedBy::Admin,
-        created_at: Some(created_at),
-        last_used_at,
-        revoked_at,
+impl From<Stored> for KeyEntry {
+    fn from(k: Stored) -> Self {
+        KeyEntry {
+            id: Some(k.id),
+            tenant: k.tenant,
+            role: k.role,
+            label: k.label,
+            managed_by: ManagedBy::Admin,
+            created_at: Some(k.created_at),
+            last_used_at: k.last_used_at,
+            revoked_at: k.revoked_at,
+        }
     }
 }
 
 /// Configured keys first, then stored keys, newest first.
 pub async fn list(conn: &mut Conn, registry: &ApiKeyRegistry) -> QueryResult<Vec<KeyEntry>> {
-    let stored: Vec<Row> = api_key::table.order(api_key::id.desc()).select(COLUMNS).load(conn).await?;
+    let stored: Vec<Stored> = api_key::table.order(api_key::id.desc()).select(Stored::as_select()).load(conn).await?;
     let configured = registry.configured_callers().into_iter().map(|c| KeyEntry {
         id: None,
         tenant: c.tenant.to_string(),
@@ -119,21 +114,21 @@ pub async fn list(conn: &mut Conn, registry: &ApiKeyRegistry) -> QueryResult<Vec
         last_used_at: None,
         revoked_at: None,
     });
-    Ok(configured.chain(stored.into_iter().map(entry)).collect())
+    Ok(configured.chain(stored.into_iter().map(KeyEntry::from)).collect())
 }
 
 /// Revokes a stored key; revoking again changes nothing and answers the
 /// same. `None` when no such key.
 pub async fn revoke(conn: &mut Conn, id: i64, now: DateTime<Utc>) -> QueryResult<Option<KeyEntry>> {
-    let revoked: Option<Row> = diesel::update(api_key::table.find(id).filter(api_key::revoked_at.is_null()))
+    let revoked: Option<Stored> = diesel::update(api_key::table.find(id).filter(api_key::revoked_at.is_null()))
         .set(api_key::revoked_at.eq(now))
-        .returning(COLUMNS)
+        .returning(Stored::as_returning())
         .get_result(&mut *conn)
         .await
         .optional()?;
     let row = match revoked {
         Some(row) => Some(row),
-        None => api_key::table.find(id).select(COLUMNS).first(conn).await.optional()?,
+        None => api_key::table.find(id).select(Stored::as_select()).first(conn).await.optional()?,
     };
-    Ok(row.map(entry))
+    Ok(row.map(KeyEntry::from))
 }

@@ -119,9 +119,10 @@ pub async fn response_headers(
     };
     let route = res.request().match_pattern().unwrap_or_else(|| crate::metrics::UNMATCHED_ROUTE.to_owned());
     let elapsed = started.elapsed();
-    let hsts = res.request().app_data::<web::Data<crate::state::AppState>>().is_some_and(|s| s.transport.https);
+    let mut hsts = false;
     if let Some(state) = res.request().app_data::<web::Data<crate::state::AppState>>() {
         state.metrics.observe_request(res.request().method(), &route, res.status().as_u16(), elapsed.as_secs_f64());
+        hsts = state.transport.https;
     }
     span.in_scope(|| {
         tracing::info!(route = %route, status = res.status().as_u16(), latency_ms = elapsed.as_millis() as u64, "request")
