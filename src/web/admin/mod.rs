@@ -125,8 +125,12 @@ pub async fn add_staff(
 
 /// The `{id}` of a staff or key route (404 page for anything else).
 fn path_id(raw: &str) -> Result<i64, WebError> {
-    raw.parse()
-        .map_err(|_| WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "없는 항목입니다.")))
+    raw.parse().map_err(|_| no_such_item())
+}
+
+/// The 404 page of a staff or key route whose `{id}` names nothing.
+fn no_such_item() -> WebError {
+    WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "없는 항목입니다."))
 }
 
 async fn set_disabled(
@@ -144,7 +148,7 @@ async fn set_disabled(
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let changed = staff::set_disabled(&mut conn, id, disabled, state.clock.now()).await?;
     drop(conn);
-    let Some(person) = changed else { return Err(path_id("").unwrap_err()) };
+    let Some(person) = changed else { return Err(no_such_item()) };
     let message = if disabled {
         format!("{} 계정을 껐습니다. 로그인, 캘린더 구독과 그가 만든 문 앞 화면이 모두 끝났습니다.", person.username)
     } else {
@@ -193,7 +197,7 @@ pub async fn reset_password(
     let found = staff::set_password(&mut conn, id, &hash, keep.as_deref()).await?;
     drop(conn);
     if !found {
-        return Err(path_id("").unwrap_err());
+        return Err(no_such_item());
     }
     let message = Notice::ok("비밀번호를 새로 정했습니다. 그 사람의 다른 로그인은 모두 끝났습니다.");
     render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
@@ -231,7 +235,7 @@ pub async fn revoke_key(
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let revoked = keys::revoke(&mut conn, id, state.clock.now()).await?;
     drop(conn);
-    let Some(key) = revoked else { return Err(path_id("").unwrap_err()) };
+    let Some(key) = revoked else { return Err(no_such_item()) };
     let message = Notice::ok(format!("{} 테넌트의 키 #{id}를 폐기했습니다.", key.tenant));
     render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
 }
