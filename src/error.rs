@@ -197,6 +197,20 @@ impl ApiError {
         self.code.status()
     }
 
+    /// A refusal read back from its stored body (see [`ApiError::body`]).
+    pub fn from_stored_body(body: &str) -> Self {
+        let v: Value = serde_json::from_str(body).unwrap_or_default();
+        let code: ErrorCode = serde_json::from_value(v["code"].clone()).unwrap_or(ErrorCode::Internal);
+        let mut err = ApiError::new(code, v["message"].as_str().unwrap_or_default());
+        if !v["details"].is_null() {
+            err = err.with_details(v["details"].clone());
+        }
+        if let Some(rev) = v["currentRevision"].as_i64() {
+            err = err.with_current_revision(rev);
+        }
+        err
+    }
+
     pub fn body(&self) -> Value {
         let mut body = json!({
             "code": self.code,

@@ -5,15 +5,10 @@
 
 use std::sync::atomic::Ordering;
 
-use actix_web::{web, HttpResponse};
-use diesel::sql_types::{BigInt, Double, Nullable};
-use diesel::QueryableByName;
-use diesel_async::RunQueryDsl;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
 
-use crate::state::AppState;
 
 pub struct Metrics {
     pub registry: Registry,
@@ -22,6 +17,8 @@ pub struct Metrics {
     pub idempotency: IntCounterVec,
     pub holds: IntCounterVec,
     pub bookings: IntCounterVec,
+    /// Every command by operation, outcome and refusal code.
+    pub commands: IntCounterVec,
     pub tx_retries: IntCounter,
     pub db_statements: IntCounter,
     pub sweeper_ticks: IntCounterVec,
@@ -112,6 +109,12 @@ impl Metrics {
                 "booking creations by result and reason",
                 &["result", "reason"],
             ),
+            commands: counter_vec(
+                &r,
+                "commands_total",
+                "commands by operation, outcome (done, refused, replayed, forbidden, not_admitted, not_run, fingerprint_conflict, in_progress) and error code",
+                &["operation", "outcome", "reason"],
+            ),
             sweeper_ticks: counter_vec(&r, "sweeper_ticks_total", "sweeper ticks by outcome", &["outcome"]),
             sweeper_items: counter_vec(&r, "sweeper_items_total", "items the sweeper processed", &["kind"]),
             outbox: gauge_vec(&r, "outbox_deliveries", "notifications by status", &["status"]),
@@ -145,56 +148,6 @@ pub const BACKLOG_SQL: &str =
             extract(epoch FROM $1 - LEAST(
                 (SELECT min(expires_at) FROM capacity_hold WHERE state = 'HELD' AND expires_at <= $1),
                 (SELECT min(expires_at) FROM capacity_offer WHERE state = 'ACTIVE' AND expires_at <= $1)))::float8 AS lag";
-
-#[derive(QueryableByName)]
-struct Backlog {
-    #[diesel(sql_type = BigInt)]
-    pending: i64,
-    #[diesel(sql_type = BigInt)]
-    exhausted: i64,
-    #[diesel(sql_type = Nullable<Double>)]
-    lag: Option<f64>,
-}
-
-/// Copies a process-local atomic into a Prometheus counter.
-fn sync_counter(c: &IntCounter, current: u64) {
-    let seen = c.get();
-    if current > seen {
-        c.inc_by(current - seen);
-    }
-}
-
-pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
-    let m = &*state.metrics;
-    sync_counter(&m.tx_retries, state.db_stats.retries());
-    sync_counter(&m.db_statements, state.db_stats.statements());
-    let a = state.admission.stats.snapshot();
-    for (outcome, value) in
-        [("admitted", a.admitted), ("rejected", a.rejected), ("fallback", a.fallback), ("suppressed", a.suppressed)]
-    {
-        sync_counter(&m.admission.with_label_values(&[outcome]), value);
-    }
-    let pool = state.pool.state();
-    m.pool.with_label_values(&["open"]).set(i64::from(pool.connections));
-    m.pool.with_label_values(&["idle"]).set(i64::from(pool.idle_connections));
-    m.pool.with_label_values(&["in_use"]).set(i64::from(pool.connections - pool.idle_connections));
-    m.sweeper_leader.set(i64::from(state.sweeper.is_leader().await));
-    if let Ok(mut conn) = state.pool.get().await {
-        let now = state.clock.now();
-        let backlog = diesel::sql_query(BACKLOG_SQL)
-            .bind::<diesel::sql_types::Timestamptz, _>(now)
-            .get_result::<Backlog>(&mut conn)
-            .await;
-        if let Ok(b) = backlog {
-            m.outbox.with_label_values(&["pending"]).set(b.pending);
-            m.outbox.with_label_values(&["exhausted"]).set(b.exhausted);
-            m.sweeper_lag.set(b.lag.unwrap_or(0.0));
-        }
-    }
-    let mut out = Vec::new();
-    let _ = TextEncoder::new().encode(&m.registry.gather(), &mut out);
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(out)
-}
 
 impl Metrics {
     /// Counts one finished request (called by the response middleware).
@@ -233,19 +186,19 @@ pub fn relaxed(a: &std::sync::atomic::AtomicU64) -> u64 {
     a.load(Ordering::Relaxed)
 }
 
-/// Counts a command that ran now: `success` (2xx) or `rejected` with the
-/// stored error code as the reason. Replays and refusals before the
-/// command ran are counted by the idempotency outcomes instead.
-pub fn command_result(counter: &IntCounterVec, outcome: &crate::idempotency::Outcome, success: &str) {
-    if let crate::idempotency::Outcome::Fresh(stored) = outcome {
-        if (200..300).contains(&stored.status) {
-            counter.with_label_values(&[success, ""]).inc();
-        } else {
-            let code = serde_json::from_str::<serde_json::Value>(&stored.body)
-                .ok()
-                .and_then(|v| v["code"].as_str().map(str::to_owned))
-                .unwrap_or_else(|| stored.status.to_string());
-            counter.with_label_values(&["rejected", &code]).inc();
+/// A metric of Part I that counts one operation's results by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultCounter {
+    Bookings,
+    Holds,
+}
+
+impl Metrics {
+    /// The Part I counter of an operation's results by reason.
+    pub fn result_counter(&self, counter: ResultCounter) -> &IntCounterVec {
+        match counter {
+            ResultCounter::Bookings => &self.bookings,
+            ResultCounter::Holds => &self.holds,
         }
     }
 }

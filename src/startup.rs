@@ -14,11 +14,13 @@ use crate::admission::{Admission, Bulkhead, RedisGate};
 use crate::auth::ApiKeyRegistry;
 use crate::background::Background;
 use crate::clock::{Clock, SystemClock};
+use crate::command::Pipeline;
 use crate::config::Config;
 use crate::db::embedded::{self, EmbeddedCluster};
 use crate::db::{self, bootstrap, DbStats};
 use crate::outbox::provider::Provider;
 use crate::outbox::worker::DeliveryWorker;
+use crate::policy::Policy;
 use crate::state::AppState;
 use crate::sweeper::Sweeper;
 
@@ -76,12 +78,17 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     if config.secret_key == crate::config::DEV_SECRET_KEY {
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
     }
-    let offer_ttl = Duration::seconds(i64::from(config.offer_ttl_seconds));
-    let policy = crate::rooms::domain::Policy {
+    let policy = Policy {
+        timezone: config.timezone,
         max_active_bookings: config.max_active_bookings,
         check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
         check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
         mail: config.smtp_url.is_some(),
+        // A hold never starts with more life than it may ever have.
+        hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds.min(config.hold_max_lifetime_seconds))),
+        hold_max_lifetime: Duration::seconds(i64::from(config.hold_max_lifetime_seconds)),
+        offer_ttl: Duration::seconds(i64::from(config.offer_ttl_seconds)),
+        waitlist_max_wait: Duration::hours(i64::from(config.waitlist_max_wait_hours)),
     };
     let calendar_host = crate::calendar::host(config.public_url.as_ref().map(url::Url::as_str));
     let mailer = match &config.smtp_url {
@@ -93,12 +100,28 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     };
     let admission = Arc::new(build_admission(&config)?);
     let metrics = Arc::new(crate::metrics::Metrics::new());
+    let catalogue = Arc::new(crate::catalogue::Catalogue::new(pool.clone()));
+    let pipeline = Arc::new(
+        Pipeline::new(
+            pool.clone(),
+            db_stats.clone(),
+            admission.clone(),
+            clock.clone(),
+            metrics.clone(),
+            Duration::seconds(i64::from(config.idempotency_lease_seconds)),
+            policy,
+        )
+        .on_catalogue_change({
+            let catalogue = catalogue.clone();
+            move || catalogue.invalidate()
+        }),
+    );
     let sweeper = Arc::new(
-        Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, offer_ttl)
+        Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, policy.offer_ttl)
+            .with_pipeline(pipeline.clone())
             .with_bulkhead(admission.bulkhead.clone())
             .with_metrics(metrics.clone())
-            .with_booking_policy(policy)
-            .with_waitlist_max_wait(Duration::hours(i64::from(config.waitlist_max_wait_hours)))
+            .releasing_no_shows()
             .with_purge(crate::sweeper::purge::Purge {
                 retention: Duration::days(i64::from(config.retention_days)),
                 batch: i64::from(config.purge_batch),
@@ -136,27 +159,23 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         )
     });
     let state = web::Data::new(AppState {
-        catalogue: crate::catalogue::Catalogue::new(pool.clone()),
+        catalogue,
         pool,
         read_pool,
         db_stats,
         clock,
+        pipeline,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
         timezone: config.timezone,
         calendar_host,
         policy,
-        idempotency_lease: Duration::seconds(i64::from(config.idempotency_lease_seconds)),
-        // A hold never starts with more life than it may ever have.
-        hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds.min(config.hold_max_lifetime_seconds))),
-        hold_max_lifetime: Duration::seconds(i64::from(config.hold_max_lifetime_seconds)),
-        offer_ttl,
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,
         admission,
         metrics,
         public_origin: config.public_url.as_ref().map(|u| u.origin().ascii_serialization()),
-        transport: crate::web::transport::Transport::new(config.public_url.as_ref(), config.trust_proxy),
+        transport: crate::transport::Transport::new(config.public_url.as_ref(), config.trust_proxy),
         hashing: Arc::new(tokio::sync::Semaphore::new(crate::auth::staff::HASHING_SLOTS)),
     });
 
@@ -167,7 +186,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         App::new()
             .app_data(app_state.clone())
             .wrap(from_fn(crate::http::response_headers))
-            .configure(crate::http::configure)
+            .configure(crate::routes::configure)
     })
     .listen(listener)
     .map_err(|cause| StartupError::Bind { addr, cause })?

@@ -1,16 +1,20 @@
-//! What every handler shares. Built once at start-up.
+//! What every door shares: handles built once at start-up (pools, the
+//! pipeline, the catalogue snapshot, keys, clock, metrics). Capabilities
+//! never take this; doors hand them what they need.
 
 use std::sync::Arc;
 
-use chrono::Duration;
+use chrono::{Duration, Utc};
 use chrono_tz::Tz;
 
 use crate::admission::Admission;
 use crate::auth::ApiKeyRegistry;
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
+use crate::command::Pipeline;
+use crate::consistency::CheckContext;
 use crate::db::{DbStats, Pool};
-use crate::idempotency::execute::Runner;
+use crate::policy::Policy;
 use crate::sweeper::Sweeper;
 
 pub struct AppState {
@@ -21,27 +25,25 @@ pub struct AppState {
     pub read_pool: Pool,
     pub db_stats: Arc<DbStats>,
     pub clock: Arc<dyn Clock>,
+    /// Runs every command, whichever door it comes from.
+    pub pipeline: Arc<Pipeline>,
     pub keys: ApiKeyRegistry,
     /// Key of the owner digest (`YEYAK_SECRET_KEY`).
     pub secret: Vec<u8>,
     /// The room catalogue as pages draw it (reloaded within a second).
-    pub catalogue: Catalogue,
+    pub catalogue: Arc<Catalogue>,
+    /// `YEYAK_TIMEZONE` (also `policy.timezone`).
     pub timezone: Tz,
     /// Host of calendar UIDs and mail Message-IDs.
     pub calendar_host: String,
-    /// Quota and check-in window (SPEC §11, §12).
-    pub policy: crate::rooms::domain::Policy,
-    pub idempotency_lease: Duration,
-    pub hold_ttl: Duration,
-    /// A hold's longest total life from its creation (`YEYAK_HOLD_MAX_LIFETIME_SECONDS`).
-    pub hold_max_lifetime: Duration,
-    pub offer_ttl: Duration,
+    /// The rules from configuration (SPEC §3, §11, §12), as commands read them.
+    pub policy: Policy,
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,
     pub admission: Arc<Admission>,
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Cookie flags and the client address (`YEYAK_PUBLIC_URL`, `YEYAK_TRUST_PROXY`).
-    pub transport: crate::web::transport::Transport,
+    pub transport: crate::transport::Transport,
     /// `YEYAK_PUBLIC_URL`'s origin (`https://rooms.example.com`), for addresses
     /// shown to people (calendar feeds).
     pub public_origin: Option<String>,
@@ -51,22 +53,9 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn check_context(&self) -> crate::consistency::CheckContext {
-        let now = self.clock.now();
-        crate::consistency::CheckContext {
-            overdue_before: now - self.sweep_interval * 2,
-            stale_lease_before: now - Duration::minutes(10),
-        }
-    }
-
-    pub fn runner(&self) -> Runner<'_> {
-        Runner {
-            admission: &self.admission,
-            metrics: &self.metrics,
-            pool: &self.pool,
-            stats: &self.db_stats,
-            clock: &self.clock,
-            lease: self.idempotency_lease,
-        }
+    /// What the consistency report counts as overdue now.
+    pub fn check_context(&self) -> CheckContext {
+        let now: chrono::DateTime<Utc> = self.clock.now();
+        CheckContext { overdue_before: now - self.sweep_interval * 2, stale_lease_before: now - Duration::minutes(10) }
     }
 }

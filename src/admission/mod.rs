@@ -67,9 +67,10 @@ pub struct Admission {
 /// Held while a command runs; dropping it releases everything it took, in
 /// every path (success, error, panic).
 pub struct Ticket {
-    _lane: bulkhead::LanePermit,
+    _lane: Option<bulkhead::LanePermit>,
     pass: Option<redis_gate::Pass>,
-    stats: Arc<AdmissionStats>,
+    /// Foreground commands are counted in flight; background work is not.
+    stats: Option<Arc<AdmissionStats>>,
 }
 
 impl Ticket {
@@ -84,7 +85,9 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        self.stats.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if let Some(stats) = &self.stats {
+            stats.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
         drop(self.pass.take());
     }
 }
@@ -94,8 +97,14 @@ fn rejected(reason: &str) -> ApiError {
 }
 
 impl Admission {
-    /// Admits one foreground command, or refuses it before any database work.
-    pub async fn admit(&self, scope: Option<&Scope>) -> Result<Ticket, ApiError> {
+    /// Admits one command, or refuses it before any database work. The
+    /// background lane (the sweeper's own work) waits for its slot and
+    /// skips the Redis gate: it is yeyak's work, not a client's.
+    pub async fn admit(&self, lane: Lane, scope: Option<&Scope>) -> Result<Ticket, ApiError> {
+        if lane == Lane::Background {
+            let slot = self.bulkhead.enter(Lane::Background).await;
+            return Ok(Ticket { _lane: slot, pass: None, stats: None });
+        }
         let stats = &self.stats;
         let lane = self.bulkhead.enter(Lane::Foreground).await.ok_or_else(|| {
             stats.rejected.fetch_add(1, Ordering::Relaxed);
@@ -127,7 +136,7 @@ impl Admission {
         stats.admitted.fetch_add(1, Ordering::Relaxed);
         let now = stats.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         stats.max_in_flight.fetch_max(now, Ordering::Relaxed);
-        Ok(Ticket { _lane: lane, pass, stats: stats.clone() })
+        Ok(Ticket { _lane: Some(lane), pass, stats: Some(stats.clone()) })
     }
 
     /// Redis as `/readyz` reports it: disabled, ok, or degraded (never failed).

@@ -2,7 +2,6 @@
 //! Staff sign-in for the browser UI lands beside these.
 
 pub mod api_key;
-pub mod http;
 pub mod keys;
 pub mod owner;
 pub mod staff;

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use icalendar::{Calendar, Component, Event, EventLike, EventStatus, Property};
 
 use crate::rooms::domain::Status;
-use crate::rooms::store::Booking;
+use crate::rooms::Booking;
 
 /// What an invitation asks the receiving calendar to do (RFC 5546).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

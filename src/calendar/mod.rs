@@ -1,7 +1,6 @@
 //! Calendars (SPEC §10): bookings as iCalendar text (`ics`), personal
-//! calendar tokens (`token`), and the feed routes (`http`).
+//! calendar tokens (`token`); the feed routes are `web::feeds`.
 
-pub mod http;
 pub mod ics;
 pub mod token;
 

@@ -158,7 +158,7 @@ pub struct ResourceRow {
 }
 
 /// A resource as the API shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceView {
     pub id: i64,
@@ -190,7 +190,9 @@ impl From<ResourceRow> for ResourceView {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, QueryableByName, Selectable, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Queryable, QueryableByName, Selectable, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 #[diesel(table_name = crate::db::schema::capacity_hold)]
 pub struct Hold {
@@ -205,7 +207,7 @@ pub struct Hold {
     pub owner_digest: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Queryable, Selectable, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[diesel(table_name = crate::db::schema::capacity_offer)]
 pub struct Offer {
@@ -223,7 +225,7 @@ pub struct Offer {
     pub owner_digest: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     pub id: i64,

@@ -13,7 +13,7 @@ use crate::db::cached::CacheExt;
 use crate::db::schema::capacity_hold as hold;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::idempotency::CommandError;
+use crate::command::CommandError;
 
 #[derive(QueryableByName)]
 struct Occupied {

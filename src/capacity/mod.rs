@@ -2,14 +2,15 @@
 //! in counted units, holds, a FIFO waitlist, offers, and the hand-off that
 //! passes freed units to the next waiter without ever releasing them first.
 //!
-//! `domain` holds values and wire shapes; `resources`, `holds`, `waitlist` and
-//! `handoff` the SQL of each step (every function runs inside the caller's
-//! transaction); `http` the routes.
+//! `domain` holds values and wire shapes; `resources`, `holds`, `waitlist`,
+//! `handoff` and `expiry` the SQL of each step (every function runs inside
+//! the caller's transaction); `commands` what the doors run.
 
+pub mod commands;
 pub mod domain;
+pub mod expiry;
 pub mod handoff;
 pub mod holds;
-pub mod http;
 pub mod resources;
 pub mod waitlist;
 
@@ -17,7 +18,7 @@ use serde_json::json;
 
 use crate::error::{ApiError, ErrorCode};
 
-fn owner_mismatch() -> ApiError {
+pub fn owner_mismatch() -> ApiError {
     ApiError::new(ErrorCode::OwnerMismatch, "this belongs to another owner")
 }
 

@@ -9,7 +9,7 @@ use super::domain::{NewResource, ResourceRow};
 use crate::db::schema::capacity_resource as res;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::idempotency::CommandError;
+use crate::command::CommandError;
 
 pub async fn list(conn: &mut Conn) -> QueryResult<Vec<ResourceRow>> {
     res::table.order(res::id).select(ResourceRow::as_select()).load(conn).await

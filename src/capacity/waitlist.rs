@@ -17,7 +17,7 @@ use crate::db::schema::{
 };
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::idempotency::CommandError;
+use crate::command::CommandError;
 use crate::outbox::{self, Intent};
 
 #[derive(QueryableByName)]

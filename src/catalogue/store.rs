@@ -15,7 +15,7 @@ use crate::db::cached::CacheExt;
 use crate::db::schema::room;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::idempotency::CommandError;
+use crate::command::CommandError;
 
 /// Catalogue order: area, then position (then code, for retired rooms that
 /// gave their position up).

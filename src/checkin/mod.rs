@@ -1,62 +1,83 @@
-//! No-shows (SPEC §11): bookings of check-in rooms that nobody checked in
-//! before their grace ended are released by the sweeper's leader — shortened
-//! to the release time on every room copy in one transaction per batch, so
-//! the rest of the slot is bookable at once, recorded and announced once
-//! however many processes run (the status test in the UPDATE, plus
-//! `SKIP LOCKED` against a check-in in flight).
+//! Check-in and no-shows (SPEC §11). A booking of a room that needs a
+//! check-in is checked in by its organizer, an admin or the room's door
+//! display, inside the window from `open` before its start until `grace`
+//! after it; nobody checked in by then, the sweeper releases it
+//! (`release`).
 
-use std::sync::Arc;
+pub mod release;
 
-use scoped_futures::ScopedFutureExt;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
 
-use crate::auth::api_key::Tenant;
-use crate::auth::OwnerDigest;
-use crate::clock::Clock;
-use crate::command::Acting;
-use crate::db::{self, DbError, DbStats, Pool};
-use crate::idempotency::CommandError;
-use crate::rooms::domain::Policy;
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
+use crate::db::schema::reservation;
+use crate::db::Conn;
+use crate::error::{ApiError, ErrorCode};
+use crate::rooms::access::Act;
+use crate::rooms::booking::{find, Booking};
+use crate::rooms::domain::Status;
+use crate::rooms::events;
+use crate::rooms::store::{invalid_state, lock_for};
 
-/// Bookings released per transaction.
-pub const BATCH: i64 = 500;
-/// Batches per sweeper tick (the rest waits for the next tick).
-const MAX_BATCHES: usize = 20;
+pub use release::ReleaseNoShows;
 
-/// Who the history names for a release.
-pub fn sweeper_actor() -> Acting {
-    Acting {
-        tenant: Tenant::parse("system").expect("valid tenant"),
-        digest: OwnerDigest::from_stored(String::new()),
-        is_admin: true,
-        name: "yeyak (체크인 없어 자동 반납)".to_owned(),
-        staff_id: None,
+pub static CHECK_IN: Operation =
+    Operation::new("booking.check_in", &[Role::Staff, Role::Admin, Role::Integration, Role::Display]);
+
+#[derive(Debug, Clone, Copy)]
+pub struct CheckIn {
+    pub id: i64,
+}
+
+impl Command for CheckIn {
+    type Output = Booking;
+
+    fn operation(&self) -> &'static Operation {
+        &CHECK_IN
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!(self.id)
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
+        check_in(conn, self.id, ctx).await
     }
 }
 
-/// Releases every due no-show (in batches); returns how many.
-pub async fn release_due(
-    pool: &Pool,
-    stats: &DbStats,
-    clock: &Arc<dyn Clock>,
-    policy: Policy,
-) -> Result<usize, DbError> {
-    let actor = sweeper_actor();
-    let mut total = 0;
-    for _ in 0..MAX_BATCHES {
-        let now = clock.now();
-        let actor = &actor;
-        let released = db::transaction(pool, stats, |conn| {
-            async move { crate::rooms::store::release_no_shows(conn, policy, BATCH, actor, now).await }.scope_boxed()
-        })
-        .await
-        .map_err(|e| match e {
-            CommandError::Db(e) => e,
-            CommandError::Reject(r) | CommandError::Invalid(r) => DbError::Unavailable(r.message),
-        })?;
-        total += released;
-        if released < BATCH as usize {
-            break;
-        }
+async fn check_in(conn: &mut Conn, id: i64, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
+    let before = lock_for(conn, id, ctx.principal, Act::CheckIn, None).await?;
+    if !before.check_in_required {
+        return Err(ApiError::new(ErrorCode::CheckInNotRequired, "이 예약은 체크인이 필요 없습니다.").into());
     }
-    Ok(total)
+    if before.status != Status::Confirmed {
+        return Err(invalid_state(before.status).into());
+    }
+    if before.checked_in_at.is_some() {
+        return Ok(before);
+    }
+    let (opens, closes) = ctx.policy.check_in_window(before.starts_at);
+    if ctx.now < opens || ctx.now >= closes {
+        return Err(ApiError::new(
+            ErrorCode::CheckInClosed,
+            format!(
+                "체크인은 시작 {}분 전부터 시작 후 {}분까지 할 수 있습니다.",
+                ctx.policy.check_in_open.num_minutes(),
+                ctx.policy.check_in_grace.num_minutes()
+            ),
+        )
+        .with_details(serde_json::json!({ "opensAt": opens, "closesAt": closes }))
+        .into());
+    }
+    diesel::update(reservation::table.find(id))
+        .set((
+            reservation::checked_in_at.eq(ctx.now),
+            reservation::version.eq(reservation::version + 1),
+            reservation::updated_at.eq(ctx.now),
+        ))
+        .execute(conn)
+        .await?;
+    let after = find(conn, id).await?.ok_or_else(ApiError::internal)?;
+    events::changed(conn, &before, &after, ctx).await?;
+    Ok(after)
 }

@@ -2,16 +2,12 @@
 //! theirs). Each check is one SQL query returning the offending rows as JSON;
 //! the admin API and the admin page show the same list.
 
-use actix_web::{web, HttpResponse};
 use diesel::sql_types::{BigInt, Jsonb};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
 use crate::db::{Conn, DbError};
-use crate::error::ApiError;
-use crate::http::extract::AdminCaller;
-use crate::state::AppState;
 
 /// How many offending rows a check shows.
 const SAMPLE_LIMIT: i64 = 20;
@@ -181,10 +177,4 @@ async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<V
         out.push(CheckResult { name: check.name, description: check.description, count: row.count, samples });
     }
     Ok(out)
-}
-
-pub async fn api_consistency(state: web::Data<AppState>, _: AdminCaller) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let report = run(&mut conn, state.check_context()).await?;
-    Ok(HttpResponse::Ok().json(report))
 }

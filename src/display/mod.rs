@@ -3,9 +3,8 @@
 //! capability for that room's page, its "book now" and its check-in, and for
 //! nothing else: it is not an API key, it opens no other room, and a
 //! revocation ends it on the next request (every request looks it up).
-//! Only a SHA-256 of each token is stored. `http` holds the kiosk routes.
+//! Only a SHA-256 of each token is stored. The kiosk pages live in `web::display`.
 
-pub mod http;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -18,7 +17,7 @@ use crate::db::cached::CacheExt;
 use crate::db::schema::room_display_token as token;
 use crate::db::Conn;
 use crate::error::ApiError;
-use crate::idempotency::CommandError;
+use crate::command::CommandError;
 
 /// A new token for an active room; the secret is returned once.
 pub async fn issue(conn: &mut Conn, room: &str, by: Option<i64>, now: DateTime<Utc>) -> Result<String, CommandError> {

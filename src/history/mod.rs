@@ -4,7 +4,6 @@
 //! makes the change, so a refused command leaves no trace and an accepted
 //! one cannot lose its record.
 
-pub mod http;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;

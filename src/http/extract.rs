@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
 use crate::auth::{Caller, OwnerDigest, OwnerId};
-use crate::command::Acting;
+use crate::command::Principal;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::IdempotencyKey;
 use crate::state::AppState;
@@ -89,7 +89,7 @@ impl FromRequest for AdminReader {
             return Box::pin(async move { admin.await.map(|_| AdminReader) });
         }
         let state = state(req);
-        let session = crate::web::session_token(req, &state);
+        let session = crate::transport::session_token(req, &state.transport);
         Box::pin(async move {
             let unauthenticated = || {
                 ApiError::new(
@@ -164,9 +164,9 @@ impl Owner {
 }
 
 /// The common head of a JSON command: the caller, the owner acted for and
-/// the optional idempotency key, as an [`Acting`] ready to run a command.
+/// the optional idempotency key, as the [`Principal`] a command runs for.
 pub struct ApiCommand {
-    pub acting: Acting,
+    pub principal: Principal,
     pub key: Option<IdempotencyKey>,
     pub caller: Caller,
 }
@@ -178,18 +178,8 @@ impl ApiCommand {
     }
 }
 
-fn acting(state: &AppState, caller: &Caller, owner: Option<&OwnerId>) -> Acting {
-    let digest = match owner {
-        Some(owner) => OwnerDigest::of_owner(&state.secret, &caller.tenant, owner),
-        None => OwnerDigest::of_tenant(&state.secret, &caller.tenant),
-    };
-    Acting {
-        tenant: caller.tenant.clone(),
-        digest,
-        is_admin: caller.is_admin(),
-        name: caller.tenant.as_str().to_owned(),
-        staff_id: None,
-    }
+fn principal(state: &AppState, caller: &Caller, owner: Option<&OwnerId>) -> Principal {
+    Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), owner)
 }
 
 impl FromRequest for ApiCommand {
@@ -206,7 +196,7 @@ impl FromRequest for ApiCommand {
             let ApiCaller(caller) = caller.await?;
             let owner = owner?;
             let key = key?.0;
-            Ok(ApiCommand { acting: acting(&state, &caller, Some(&owner.0)), key, caller })
+            Ok(ApiCommand { principal: principal(&state, &caller, Some(&owner.0)), key, caller })
         })
     }
 }
@@ -227,7 +217,7 @@ impl FromRequest for AdminCommand {
             let AdminCaller(caller) = caller.await?;
             let owner = owner?;
             let key = key?.0;
-            Ok(AdminCommand(ApiCommand { acting: acting(&state, &caller, owner.0.as_ref()), key, caller }))
+            Ok(AdminCommand(ApiCommand { principal: principal(&state, &caller, owner.0.as_ref()), key, caller }))
         })
     }
 }

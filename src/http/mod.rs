@@ -1,88 +1,44 @@
-//! HTTP surface: route table, extractors, response conventions of SPEC §7.3.
+//! The JSON door (SPEC §7): extractors that turn requests into principals
+//! and domain values, the handlers of each capability's routes, the
+//! response conventions of §7.3 and the OpenAPI document. The route table
+//! itself is `crate::routes`.
 
+pub mod admin;
+pub mod bookings;
+pub mod capacity;
 pub mod extract;
 pub mod health;
+pub mod history;
+pub mod keys;
+pub mod metrics;
 pub mod openapi;
+pub mod reports;
+pub mod rooms;
+pub mod series;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::{web, HttpResponse};
-
-use actix_web::http::Method;
-use openapi::{Api, Op, Tag};
 use tracing::Instrument;
 
+use crate::command::Executed;
 use crate::error::ApiError;
 
-/// Registers every route; `main` and the tests build the app from this.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
-        .app_data(
-            web::QueryConfig::default().error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
-        )
-        .configure(crate::web::routes)
-        .service(actix_files::Files::new("/static", concat!(env!("CARGO_MANIFEST_DIR"), "/static")))
-        .route("/metrics", web::get().to(crate::metrics::scrape))
-        .route("/healthz", web::get().to(health::healthz))
-        .route("/readyz", web::get().to(health::readyz))
-        .service(
-            web::scope("/api")
-                .configure(|cfg| api_routes(&mut Api::new(cfg, "/api")))
-                .route("/openapi.json", web::get().to(openapi::serve))
-                .default_service(web::to(api_not_found)),
-        );
-}
-
-/// Every JSON route, each registered with its documentation.
-fn api_routes(api: &mut Api) {
-    use crate::error::ErrorCode::*;
-    crate::catalogue::http::routes(api);
-    crate::rooms::http::routes(api);
-    crate::series::http::routes(api);
-    crate::capacity::http::routes(api);
-    crate::auth::http::routes(api);
-    crate::reports::http::routes(api);
-    api.route(
-        Method::GET,
-        "/admin/consistency",
-        Op::new::<crate::consistency::Report>(
-            Tag::Admin,
-            "getConsistencyReport",
-            "every invariant check with its count and offending rows",
-            200,
-        )
-        .admin(),
-        crate::consistency::api_consistency,
-    )
-    .route(
-        Method::POST,
-        "/admin/sweep",
-        Op::new::<crate::sweeper::SweepSummary>(Tag::Admin, "runSweep", "run one expiry sweep now", 200)
-            .admin()
-            .owner()
-            .idempotent(true)
-            .body::<crate::sweeper::http::SweepBody>(),
-        crate::sweeper::http::sweep,
-    )
-    .route(
-        Method::POST,
-        "/admin/outbox/{delivery_id}/redrive",
-        Op::new::<crate::outbox::http::Redriven>(
-            Tag::Admin,
-            "redriveDelivery",
-            "give an EXHAUSTED delivery a fresh attempt budget",
-            200,
-        )
-        .admin()
-        .errors(&[NotFound, InvalidState]),
-        crate::outbox::http::redrive,
-    );
-}
-
-async fn api_not_found() -> HttpResponse {
-    actix_web::ResponseError::error_response(&ApiError::not_found("route"))
+/// A command's answer as the client gets it: the stored status and the exact
+/// stored body bytes (a replay is byte for byte the first answer), with
+/// `Idempotency-Replayed` when the request carried a key.
+pub fn respond<T>(executed: Executed<T>, keyed: bool) -> HttpResponse {
+    let stored = executed.response;
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut res = HttpResponse::build(status);
+    res.content_type("application/json");
+    if keyed {
+        res.insert_header(("Idempotency-Replayed", if executed.replayed { "true" } else { "false" }));
+    }
+    res.body(stored.body)
 }
 
 /// Largest total size of request headers we read.
@@ -138,7 +94,7 @@ pub async fn response_headers(
     set(headers, "referrer-policy", "no-referrer");
     set(headers, "x-frame-options", "DENY");
     if hsts {
-        set(headers, "strict-transport-security", crate::web::transport::HSTS);
+        set(headers, "strict-transport-security", crate::transport::HSTS);
     }
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         set(

@@ -18,6 +18,7 @@ use schemars::transform::ReplaceBoolSchemas;
 use schemars::{JsonSchema, Schema};
 use serde_json::{json, Map, Value};
 
+use crate::command::Operation;
 use crate::error::ErrorCode;
 
 /// Who may call a route.
@@ -88,6 +89,8 @@ pub struct Op {
     query: Vec<(&'static str, &'static str, bool)>,
     /// Query parameters that may repeat (`equipment=a&equipment=b`).
     query_lists: Vec<(&'static str, &'static str)>,
+    /// The command the route runs (routes that change state).
+    runs: Option<&'static Operation>,
 }
 
 impl Op {
@@ -108,7 +111,15 @@ impl Op {
             errors: Vec::new(),
             query: Vec::new(),
             query_lists: Vec::new(),
+            runs: None,
         }
+    }
+
+    /// The route runs `operation` through the pipeline: the role matrix
+    /// test reads this to call every command's route as every caller.
+    pub fn runs(mut self, operation: &'static Operation) -> Self {
+        self.runs = Some(operation);
+        self
     }
 
     pub fn admin(mut self) -> Self {
@@ -200,6 +211,32 @@ impl<'a> Api<'a> {
 /// Every registered `(path, method)`.
 pub fn registered() -> Vec<(String, String)> {
     REGISTERED.lock().expect("registry lock").keys().cloned().collect()
+}
+
+/// A registered route that runs a command: its path, method, whether the
+/// door asks for an admin key, and the command's declaration.
+#[derive(Debug, Clone)]
+pub struct CommandRoute {
+    pub path: String,
+    pub method: String,
+    pub admin_door: bool,
+    pub operation: &'static Operation,
+}
+
+/// Every registered route that runs a command.
+pub fn command_routes() -> Vec<CommandRoute> {
+    let registered = REGISTERED.lock().expect("registry lock");
+    registered
+        .iter()
+        .filter_map(|((path, method), op)| {
+            op.runs.map(|operation| CommandRoute {
+                path: path.clone(),
+                method: method.clone(),
+                admin_door: op.auth == Auth::Admin,
+                operation,
+            })
+        })
+        .collect()
 }
 
 fn error_schema() -> Value {

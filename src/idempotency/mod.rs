@@ -1,9 +1,9 @@
 //! The idempotency record (seed 000 §같은 요청을 다시 받았을 때, seed 001 ch. 3-8,
 //! SPEC §4): a scope (tenant, operation, key), a fingerprint of what was asked,
-//! and the response that was given. `store` holds the record's SQL, `execute`
-//! runs a command so that claim, mutation and stored response commit together.
+//! and the response that was given. `store` holds the record's SQL; the
+//! command pipeline (`crate::command::execute`) is the one place that opens
+//! a record, so that claim, work and stored response commit together.
 
-pub mod execute;
 pub mod store;
 
 use serde::Serialize;
@@ -13,7 +13,6 @@ use sha2::{Digest, Sha256};
 use crate::auth::api_key::Tenant;
 use crate::auth::OwnerDigest;
 
-pub use execute::{run_claimed, run_command, CommandError, Outcome};
 pub use store::{acquire, finalize, release, Acquired};
 
 /// `Idempotency-Key`: 1-255 visible ASCII characters.

@@ -11,6 +11,7 @@ use diesel::sql_types::{Int8, Timestamptz};
 use diesel_async::RunQueryDsl;
 
 use crate::db::cached::CacheExt;
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::Conn;
 
 /// Enqueues due reminders; returns how many were new.
@@ -39,18 +40,26 @@ pub async fn enqueue_due(conn: &mut Conn, now: DateTime<Utc>, ahead: Duration) -
     .await
 }
 
-/// Withdraws a booking's reminders that have not been sent (nor claimed).
-pub async fn withdraw(conn: &mut Conn, booking_ids: &[i64]) -> diesel::QueryResult<usize> {
-    if booking_ids.is_empty() {
-        return Ok(0);
+pub static ENQUEUE: Operation = Operation::new("mail.enqueue_reminders", &[Role::System]);
+
+/// The reminders of one tick: bookings starting within `ahead`.
+#[derive(Debug, Clone, Copy)]
+pub struct EnqueueReminders {
+    pub ahead: Duration,
+}
+
+impl Command for EnqueueReminders {
+    type Output = usize;
+
+    fn operation(&self) -> &'static Operation {
+        &ENQUEUE
     }
-    diesel::sql_query(
-        "DELETE FROM notification_outbox
-          WHERE kind = 'booking.reminder' AND status = 'PENDING' AND claimed_by IS NULL
-            AND (payload ->> 'bookingId')::bigint = ANY($1)",
-    )
-    .bind::<diesel::sql_types::Array<Int8>, _>(booking_ids)
-    .cached()
-    .execute(conn)
-    .await
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "aheadSeconds": self.ahead.num_seconds() })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<usize, CommandError> {
+        Ok(enqueue_due(conn, ctx.now, self.ahead).await?)
+    }
 }

@@ -3,10 +3,12 @@
 //! workers that claim rows with a lease, identified end to end by a stable
 //! `delivery_id` so that the receiver can deduplicate.
 
-pub mod http;
 pub mod provider;
+pub mod redrive;
 pub mod store;
 pub mod worker;
+
+pub use redrive::{Redrive, Redriven, REDRIVE};
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
@@ -16,6 +18,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::db::schema::notification_outbox as outbox;
+use crate::db::cached::CacheExt;
 use crate::db::Conn;
 
 /// Why a notification exists.
@@ -170,6 +173,24 @@ pub async fn enqueue_mail(conn: &mut Conn, intents: &[(Intent, i64)], now: DateT
     .bind::<Array<Jsonb>, _>(payloads)
     .bind::<Array<Int8>, _>(staff)
     .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await
+}
+
+/// Withdraws the reminders of bookings that moved, went or were shortened,
+/// unless already sent (or claimed): a booking's change announces itself;
+/// the outbox, which holds the reminders, takes back what no longer holds.
+pub async fn withdraw_reminders(conn: &mut Conn, booking_ids: &[i64]) -> QueryResult<usize> {
+    if booking_ids.is_empty() {
+        return Ok(0);
+    }
+    diesel::sql_query(
+        "DELETE FROM notification_outbox
+          WHERE kind = 'booking.reminder' AND status = 'PENDING' AND claimed_by IS NULL
+            AND (payload ->> 'bookingId')::bigint = ANY($1)",
+    )
+    .bind::<diesel::sql_types::Array<diesel::sql_types::Int8>, _>(booking_ids)
+    .cached()
     .execute(conn)
     .await
 }

@@ -8,7 +8,6 @@
 pub mod chart;
 pub mod csv;
 pub mod domain;
-pub mod http;
 pub mod store;
 
 pub use domain::{BookingLine, Period, RangeError, RoomUse, Utilisation};

@@ -103,37 +103,6 @@ impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for S
     }
 }
 
-/// The booking rules that come from configuration (SPEC §11, §12).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Policy {
-    /// `YEYAK_MAX_ACTIVE_BOOKINGS`: live future bookings per organizer.
-    pub max_active_bookings: Option<u32>,
-    /// A check-in opens this long before the start…
-    pub check_in_open: Duration,
-    /// …and closes this long after it; then the sweeper releases the booking.
-    pub check_in_grace: Duration,
-    /// Notices also go by mail (`YEYAK_SMTP_URL` is set).
-    pub mail: bool,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            max_active_bookings: None,
-            check_in_open: Duration::minutes(10),
-            check_in_grace: Duration::minutes(15),
-            mail: false,
-        }
-    }
-}
-
-impl Policy {
-    /// `[opens, closes)` of a booking starting at `starts_at`.
-    pub fn check_in_window(&self, starts_at: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
-        (starts_at - self.check_in_open, starts_at + self.check_in_grace)
-    }
-}
-
 /// `[starts_at, ends_at)` on whole minutes, ends after starts, within the
 /// maximum length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -238,6 +207,20 @@ impl Title {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The `[start, end)` of a calendar day in a zone, in UTC.
+pub fn day_bounds(tz: chrono_tz::Tz, date: chrono::NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
+    use chrono::TimeZone;
+    let start_of = |d: chrono::NaiveDate| {
+        let midnight = d.and_hms_opt(0, 0, 0).expect("midnight exists");
+        // A zone that skips midnight (DST) starts the day at its first instant.
+        tz.from_local_datetime(&midnight)
+            .earliest()
+            .unwrap_or_else(|| tz.from_utc_datetime(&midnight))
+            .with_timezone(&Utc)
+    };
+    (start_of(date), start_of(date.succ_opt().unwrap_or(date)))
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::domain::Status;
-use super::store::{Booking, Ctx};
+use super::booking::Booking;
+use crate::command::Ctx;
 use crate::db::Conn;
 use crate::history::{self, Action, Changes};
 use crate::outbox::{self, Intent, Kind};
@@ -67,7 +68,7 @@ async fn enqueue(conn: &mut Conn, notices: Vec<(Intent, &Booking)>, ctx: &Ctx<'_
     }
     let withdrawn: Vec<i64> =
         notices.iter().filter(|(i, _)| i.kind != Kind::BookingCreated).map(|(_, b)| b.id).collect();
-    crate::mail::reminders::withdraw(conn, &withdrawn).await?;
+    outbox::withdraw_reminders(conn, &withdrawn).await?;
     if ctx.policy.mail {
         let mail: Vec<(Intent, i64)> =
             notices.iter().filter_map(|(i, b)| b.organizer_staff_id.map(|s| (i.clone(), s))).collect();
@@ -81,7 +82,7 @@ async fn enqueue(conn: &mut Conn, notices: Vec<(Intent, &Booking)>, ctx: &Ctx<'_
 /// New bookings (one, or a series' occurrences).
 pub async fn created(conn: &mut Conn, bookings: &[&Booking], ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
     let events = bookings.iter().map(|b| (b.id, created_changes(b))).collect();
-    history::record_many(conn, events, Action::Created, &ctx.actor.name, ctx.now).await?;
+    history::record_many(conn, events, Action::Created, ctx.principal.name(), ctx.now).await?;
     enqueue(conn, bookings.iter().filter_map(|b| intent(b, Action::Created).map(|i| (i, *b))).collect(), ctx).await
 }
 
@@ -111,7 +112,7 @@ pub fn action_of(before: &Booking, after: &Booking) -> Action {
 /// One booking changed by a command (move, retitle, cancel, check-in).
 pub async fn changed(conn: &mut Conn, before: &Booking, after: &Booking, ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
     let action = action_of(before, after);
-    history::record(conn, after.id, action, &ctx.actor.name, diff(before, after), ctx.now).await?;
+    history::record(conn, after.id, action, ctx.principal.name(), diff(before, after), ctx.now).await?;
     enqueue(conn, intent(after, action).map(|i| (i, after)).into_iter().collect(), ctx).await
 }
 
@@ -123,7 +124,7 @@ pub async fn changed_many(
     ctx: &Ctx<'_>,
 ) -> diesel::QueryResult<()> {
     let events = pairs.iter().map(|(b, a)| (a.id, diff(b, a))).collect();
-    history::record_many(conn, events, action, &ctx.actor.name, ctx.now).await?;
+    history::record_many(conn, events, action, ctx.principal.name(), ctx.now).await?;
     enqueue(conn, pairs.iter().filter_map(|(_, a)| intent(a, action).map(|i| (i, *a))).collect(), ctx).await
 }
 
@@ -140,7 +141,7 @@ pub async fn decided(
     if let Some(reason) = reason {
         changes = changes.set("reason", reason);
     }
-    history::record(conn, after.id, action, &ctx.actor.name, changes, ctx.now).await?;
+    history::record(conn, after.id, action, ctx.principal.name(), changes, ctx.now).await?;
     enqueue(conn, intent(after, action).map(|i| (i, after)).into_iter().collect(), ctx).await
 }
 
@@ -162,6 +163,6 @@ pub async fn released(
             (a.id, changes)
         })
         .collect();
-    history::record_many(conn, events, Action::Released, &ctx.actor.name, ctx.now).await?;
+    history::record_many(conn, events, Action::Released, ctx.principal.name(), ctx.now).await?;
     enqueue(conn, after.iter().filter_map(|a| intent(a, Action::Released).map(|i| (i, a))).collect(), ctx).await
 }

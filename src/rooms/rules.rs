@@ -10,12 +10,11 @@ use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 
 use super::domain::{Status, TimeRange};
-use super::store::Ctx;
 use crate::catalogue::domain::LinkedRooms;
 use crate::db::cached::CacheExt;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::idempotency::CommandError;
+use crate::command::{CommandError, Ctx};
 
 /// The rooms of a booking as the catalogue holds them now, share-locked,
 /// with the rules that depend on them: each room's maximum length, and
@@ -37,7 +36,7 @@ pub async fn resolve(
 
 pub fn ensure_within_horizon(rooms: &LinkedRooms, range: &TimeRange, ctx: &Ctx<'_>) -> Result<(), ApiError> {
     match rooms.horizon_days() {
-        Some(days) if !ctx.actor.is_admin && range.starts_at() >= ctx.now + Duration::days(i64::from(days)) => {
+        Some(days) if !ctx.principal.is_admin() && range.starts_at() >= ctx.now + Duration::days(i64::from(days)) => {
             Err(ApiError::new(ErrorCode::BeyondHorizon, format!("이 회의실은 {days}일 앞까지만 예약할 수 있습니다."))
                 .with_details(serde_json::json!({ "field": "startsAt", "horizonDays": days })))
         }
@@ -47,7 +46,7 @@ pub fn ensure_within_horizon(rooms: &LinkedRooms, range: &TimeRange, ctx: &Ctx<'
 
 /// PENDING for a non-admin in a room that needs approval, else CONFIRMED.
 pub fn initial_status(rooms: &LinkedRooms, ctx: &Ctx<'_>) -> Status {
-    if rooms.approval_required() && !ctx.actor.is_admin {
+    if rooms.approval_required() && !ctx.principal.is_admin() {
         Status::Pending
     } else {
         Status::Confirmed
@@ -70,10 +69,10 @@ impl Quota {
     /// Takes the organizer's lock first of all (the lock order of every
     /// booking write); nothing when no quota applies (admins, or none set).
     pub async fn lock(conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Quota, CommandError> {
-        let max = ctx.policy.max_active_bookings.filter(|_| !ctx.actor.is_admin);
+        let max = ctx.policy.max_active_bookings.filter(|_| !ctx.principal.is_admin());
         if max.is_some() {
             diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('yeyak-quota:' || $1, 0))")
-                .bind::<Text, _>(ctx.actor.digest.as_str())
+                .bind::<Text, _>(ctx.principal.digest().as_str())
                 .cached()
                 .execute(conn)
                 .await?;
@@ -98,7 +97,7 @@ impl Quota {
               WHERE organizer_digest = $1 AND status IN ('CONFIRMED', 'PENDING') AND ends_at > $2
                 AND id IS DISTINCT FROM $3",
         )
-        .bind::<Text, _>(ctx.actor.digest.as_str())
+        .bind::<Text, _>(ctx.principal.digest().as_str())
         .bind::<Timestamptz, _>(ctx.now)
         .bind::<Nullable<Int8>, _>(except)
         .cached()

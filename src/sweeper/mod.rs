@@ -6,11 +6,11 @@
 //! are settled one transaction per resource, at most 32, oldest expiry first;
 //! the due holds of all the others are the backlog drain's, set-based batches
 //! bounded by rows, not resources (SPEC §11 "the building's clock").
-//! Re-sweeping changes nothing: due rows are selected by state.
+//! Re-sweeping changes nothing: due rows are selected by state. Every
+//! change a tick makes is a command of the system principal, run by the same
+//! pipeline as a client's (its admission puts it in the background lane).
 
-pub mod http;
 pub mod purge;
-pub mod store;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,15 +21,20 @@ use diesel::sql_types::{BigInt, Bool};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use futures_util::StreamExt;
-use scoped_futures::ScopedFutureExt;
 use serde::Serialize;
 use tokio::sync::Mutex;
 
-use crate::admission::{Bulkhead, Lane};
+use crate::admission::{Admission, Bulkhead, Lane};
+use crate::capacity::expiry::{self, DrainBacklog, SettleResource};
+use crate::checkin::release::{ReleaseNoShows, BATCH as RELEASE_BATCH};
 use crate::clock::Clock;
+use crate::command::{Command, CommandError, Operation, Pipeline, Principal, Role, Shape};
 use crate::db::{self, Conn, DbError, DbStats, Pool};
+use crate::error::ApiError;
+use crate::mail::reminders::EnqueueReminders;
+use crate::policy::Policy;
 
-pub use store::{DueScope, SweepSummary};
+pub use expiry::{DueScope, SweepSummary};
 
 /// Advisory lock key of the sweeper's leader gate ("yeyak-sw").
 pub const LEADER_LOCK: i64 = 0x7965_7961_6b2d_7377;
@@ -68,61 +73,74 @@ struct Gate {
 }
 
 pub struct Sweeper {
+    /// Runs every change of a tick as the system principal.
+    pipeline: Arc<Pipeline>,
     pool: Pool,
-    stats: Arc<DbStats>,
     clock: Arc<dyn Clock>,
     database_url: String,
-    offer_ttl: Duration,
     /// The leader gate's own connection; its session holds the lock while this
     /// process leads. If the process dies, PostgreSQL drops the lock with it.
     leader: Mutex<Gate>,
     /// One tick at a time in this process.
     running: Mutex<()>,
-    /// The background lane of this process's bulkhead, when there is one.
+    /// The background lane of this process's bulkhead, for the purge.
     bulkhead: Option<Arc<Bulkhead>>,
     metrics: Arc<crate::metrics::Metrics>,
     /// Releases no-show bookings each tick when set (SPEC §11).
-    booking_policy: Option<crate::rooms::domain::Policy>,
+    release_no_shows: bool,
     /// Enqueues mail reminders this long before bookings start (SPEC §10).
     reminders: Option<Duration>,
     /// Whether quiet resources' holds go through the backlog drain (always,
     /// except to compare with the per-resource path alone).
     drain: AtomicBool,
-    /// WAITING entries older than this expire (`YEYAK_WAITLIST_MAX_WAIT_HOURS`).
-    waitlist_max_wait: Duration,
     /// What the elected tick purges after its expiry work (SPEC §13).
     purge: purge::Purge,
 }
 
+/// yeyak's own background work, as the pipeline and the history see it.
+fn system() -> Principal {
+    Principal::system("yeyak")
+}
+
+/// Who a no-show release names in the booking's history.
+fn releaser() -> Principal {
+    Principal::system("yeyak (체크인 없어 자동 반납)")
+}
+
 impl Sweeper {
-    pub fn new(
-        pool: Pool,
-        stats: Arc<DbStats>,
-        clock: Arc<dyn Clock>,
-        database_url: &str,
-        offer_ttl: Duration,
-    ) -> Self {
+    /// A sweeper with a pipeline of its own (no Redis, a small background
+    /// lane): what tests and benches build. The server shares its pipeline
+    /// through [`with_pipeline`](Self::with_pipeline).
+    pub fn new(pool: Pool, stats: Arc<DbStats>, clock: Arc<dyn Clock>, database_url: &str, offer_ttl: Duration) -> Self {
+        let admission = Arc::new(Admission {
+            bulkhead: Arc::new(Bulkhead::unbounded(PARALLEL as u32, StdDuration::from_secs(1))),
+            redis: None,
+            stats: Arc::default(),
+        });
+        let policy = Policy { offer_ttl, ..Policy::default() };
+        let metrics: Arc<crate::metrics::Metrics> = Arc::default();
+        let pipeline =
+            Pipeline::new(pool.clone(), stats, admission, clock.clone(), metrics.clone(), Duration::seconds(30), policy);
         Sweeper {
+            pipeline: Arc::new(pipeline),
             pool,
-            stats,
             clock,
             database_url: database_url.to_owned(),
-            offer_ttl,
             leader: Mutex::new(Gate::default()),
             running: Mutex::new(()),
             bulkhead: None,
-            metrics: Arc::default(),
-            booking_policy: None,
+            metrics,
+            release_no_shows: false,
             reminders: None,
             drain: AtomicBool::new(true),
-            waitlist_max_wait: Duration::hours(24),
             purge: purge::Purge::default(),
         }
     }
 
-    /// How long a waitlist entry may wait before the sweeper expires it.
-    pub fn with_waitlist_max_wait(mut self, max_wait: Duration) -> Self {
-        self.waitlist_max_wait = max_wait;
+    /// Runs the tick's commands through the server's pipeline (its policy,
+    /// admission and metrics).
+    pub fn with_pipeline(mut self, pipeline: Arc<Pipeline>) -> Self {
+        self.pipeline = pipeline;
         self
     }
 
@@ -164,30 +182,35 @@ impl Sweeper {
     /// Reminders due now, enqueued once each (their delivery ids decide).
     pub async fn enqueue_reminders(&self) -> Result<usize, DbError> {
         let Some(ahead) = self.reminders else { return Ok(0) };
-        let _lane = match &self.bulkhead {
-            Some(b) => b.enter(Lane::Background).await,
-            None => None,
-        };
-        let mut conn = self.pool.get().await?;
-        Ok(crate::mail::reminders::enqueue_due(&mut conn, self.clock.now(), ahead).await?)
+        self.pipeline.run(&system(), None, &EnqueueReminders { ahead }).await.map_err(unavailable)
     }
 
     /// Also releases no-show bookings on each elected tick.
-    pub fn with_booking_policy(mut self, policy: crate::rooms::domain::Policy) -> Self {
-        self.booking_policy = Some(policy);
+    pub fn releasing_no_shows(mut self) -> Self {
+        self.release_no_shows = true;
         self
     }
 
-    /// The booking side of a tick: no-shows released.
+    /// The booking side of a tick: no-shows released, a batch per
+    /// transaction, at most 20 batches a tick.
     pub async fn release_no_shows(&self) -> Result<usize, DbError> {
-        let Some(policy) = self.booking_policy else { return Ok(0) };
-        let _lane = match &self.bulkhead {
-            Some(b) => b.enter(Lane::Background).await,
-            None => None,
-        };
-        let released = crate::checkin::release_due(&self.pool, &self.stats, &self.clock, policy).await?;
-        self.metrics.sweeper_items.with_label_values(&["released_bookings"]).inc_by(released as u64);
-        Ok(released)
+        if !self.release_no_shows {
+            return Ok(0);
+        }
+        let mut total = 0;
+        for _ in 0..20 {
+            let released = self
+                .pipeline
+                .run(&releaser(), None, &ReleaseNoShows { limit: RELEASE_BATCH })
+                .await
+                .map_err(unavailable)?;
+            total += released;
+            if (released as i64) < RELEASE_BATCH {
+                break;
+            }
+        }
+        self.metrics.sweeper_items.with_label_values(&["released_bookings"]).inc_by(total as u64);
+        Ok(total)
     }
 
     /// Off, every due resource takes the per-resource path, as before the
@@ -202,7 +225,7 @@ impl Sweeper {
         self
     }
 
-    /// Runs each resource's transaction in the bulkhead's background lane.
+    /// Runs the purge in the bulkhead's background lane.
     pub fn with_bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
         self.bulkhead = Some(bulkhead);
         self
@@ -311,7 +334,8 @@ impl Sweeper {
     ) -> Result<SweepSummary, DbError> {
         let due = {
             let mut conn = self.pool.get().await?;
-            store::due_resources(&mut conn, now, self.waitlist_max_wait, max_resources, scope).await?
+            let max_wait = self.pipeline.policy().waitlist_max_wait;
+            expiry::due_resources(&mut conn, now, max_wait, max_resources, scope).await?
         };
         // Resources are independent (one row lock each), so a few settle at
         // once; the bulkhead's background lane bounds how many connections
@@ -337,16 +361,8 @@ impl Sweeper {
     ) -> Result<SweepSummary, DbError> {
         let mut summary = SweepSummary::default();
         while started.elapsed() < TICK_BUDGET {
-            let batch = {
-                let _lane = match &self.bulkhead {
-                    Some(b) => b.enter(Lane::Background).await,
-                    None => None,
-                };
-                db::transaction(&self.pool, &self.stats, |conn| {
-                    async move { Ok::<_, DbError>(store::drain_unwaited(conn, now, DRAIN_BATCH).await?) }.scope_boxed()
-                })
-                .await?
-            };
+            let drain = DrainBacklog { batch: DRAIN_BATCH, now };
+            let batch = self.pipeline.run(&system(), None, &drain).await.map_err(unavailable)?;
             let one = SweepSummary {
                 scanned_resources: batch.resources,
                 expired_holds: batch.expired_holds,
@@ -387,20 +403,37 @@ impl Sweeper {
         if started.elapsed() >= TICK_BUDGET {
             return Ok(SweepSummary::default());
         }
-        let _lane = match &self.bulkhead {
-            Some(b) => b.enter(Lane::Background).await,
-            None => None,
-        };
-        let (ttl, max_wait) = (self.offer_ttl, self.waitlist_max_wait);
-        db::transaction(&self.pool, &self.stats, |conn| {
-            async move { store::expire_resource(conn, resource_id, now, ttl, max_wait).await }.scope_boxed()
-        })
-        .await
-        .map_err(|e| match e {
-            crate::idempotency::CommandError::Db(e) => e,
-            crate::idempotency::CommandError::Reject(r) | crate::idempotency::CommandError::Invalid(r) => {
-                DbError::Unavailable(r.message)
-            }
-        })
+        self.pipeline.run(&system(), None, &SettleResource { resource_id, now }).await.map_err(unavailable)
+    }
+}
+
+/// A refusal of yeyak's own work is a fault of the database it runs on.
+fn unavailable(e: ApiError) -> DbError {
+    DbError::Unavailable(e.message)
+}
+
+pub static SWEEP: Operation = Operation::new("admin.sweep", &[Role::Admin]).spans_transactions();
+
+/// An admin's on-demand sweep (`POST /api/admin/sweep`): it commits one
+/// transaction per resource, so its claim is committed first.
+pub struct SweepNow<'a> {
+    pub sweeper: &'a Sweeper,
+    pub max_resources: i64,
+}
+
+impl Command for SweepNow<'_> {
+    type Output = SweepSummary;
+
+    fn operation(&self) -> &'static Operation {
+        &SWEEP
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "maxResources": self.max_resources })
+    }
+
+    async fn run(&self, _: &mut Conn, _: &crate::command::Ctx<'_>) -> Result<SweepSummary, CommandError> {
+        debug_assert_eq!(SWEEP.shape, Shape::SpansTransactions);
+        Ok(self.sweeper.sweep_now(self.max_resources).await?)
     }
 }

@@ -5,15 +5,14 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::bookings::time_label;
-use super::form::{answer, form_key, korean, status_of};
+use super::form::{form_key, korean, status_of};
 use super::pages::{self, nav, ApprovalsPage, Notice, PendingLine};
-use super::{acting, html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
+use super::{html_response, principal, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
-use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
-use crate::rooms::service::{self, Decision};
-use crate::rooms::store::{self, Booking};
+use crate::rooms::store::{decide::Decision, DecideBooking};
+use crate::rooms::booking as store;
 use crate::state::AppState;
 
 /// Most pending bookings one page lists.
@@ -62,12 +61,8 @@ async fn decide(
 ) -> Result<HttpResponse, WebError> {
     let attempt = async {
         let key = form_key(&form)?;
-        let reason = Some(form.get("reason").trim().to_owned()).filter(|r| !r.is_empty());
-        if reason.as_ref().is_some_and(|r| r.chars().count() > 500) {
-            return Err(ApiError::malformed("reason", "must be at most 500 characters"));
-        }
-        let decision = Decision { approve, reason };
-        answer::<Booking>(service::decide(state, &acting(state, &user), Some(key), id, &decision).await?)
+        let command = DecideBooking { id, decision: Decision::parse(approve, Some(form.get("reason")))? };
+        state.pipeline.run(&principal(state, &user), Some(key), &command).await
     };
     match attempt.await {
         Ok(b) => {

@@ -1,5 +1,5 @@
 //! The booking forms and the booking page. Handlers turn form fields into
-//! domain values, run the same booking service as the JSON API, and answer
+//! domain values, run the same commands as the JSON API, and answer
 //! with a redirect (success) or the page with a Korean message and the input
 //! kept.
 
@@ -7,17 +7,18 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::day::{self, enc, room_choices, DayView};
-use super::form::{answer, form_key, form_range, korean, parse_date, status_of};
+use super::form::{form_key, form_range, korean, parse_date, status_of};
 use super::pages::{self, nav, BookingForm, BookingPage, CancelPage, HistoryLine, Notice};
-use super::{acting, html_response, Csrf, FormData, SignedIn, StaffForm, WebError};
+use super::{html_response, principal, Csrf, FormData, SignedIn, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::{RequestedRooms, Status, Title};
-use crate::rooms::service::{self, CancelBooking};
-use crate::rooms::store::{self, Booking, MoveBooking, NewBooking};
-use crate::series::store::{NewSeries, OnConflict};
+use crate::checkin::CheckIn;
+use crate::rooms::booking::{self as store, Booking};
+use crate::rooms::store::{move_to, CancelBooking, CreateBooking, MoveBooking};
+use crate::series::{CancelSeries, CreateSeries, OnConflict};
 use crate::state::AppState;
 
 /// The area a booking's rooms are in (for the page it returns to).
@@ -48,16 +49,16 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
     let range = form_range(state, form)?;
     let organizer_name = Title::parse_field("organizerName", &user.display_name)?;
     let key = form_key(form)?;
-    let acting = acting(state, user);
+    let principal = principal(state, user);
     match form.get("repeat") {
         "" | "none" => {
-            let new = NewBooking { title, rooms, range, organizer_name };
-            Ok(Booked::One(answer(service::create(state, &acting, key, &new).await?)?))
+            let command = CreateBooking { title, rooms, range, organizer_name };
+            Ok(Booked::One(state.pipeline.run(&principal, Some(key), &command).await?))
         }
         repeat => {
             let until = parse_date(form.get("repeat_until"))
                 .map_err(|_| ApiError::malformed("repeat_until", "must be YYYY-MM-DD"))?;
-            let new = NewSeries {
+            let command = CreateSeries {
                 title,
                 rooms,
                 first: range,
@@ -65,7 +66,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
                 on_conflict: if form.get("on_conflict") == "skip" { OnConflict::Skip } else { OnConflict::Fail },
                 organizer_name,
             };
-            Ok(Booked::Series(answer(crate::series::create(state, &acting, key, &new).await?)?))
+            Ok(Booked::Series(state.pipeline.run(&principal, Some(key), &command).await?))
         }
     }
 }
@@ -153,8 +154,9 @@ pub async fn load(state: &AppState, id: i64) -> Result<Booking, WebError> {
     })
 }
 
+/// The organizer rule, as the commands judge it.
 pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
-    user.is_admin || acting(state, user).digest.as_str() == b.organizer_digest
+    crate::rooms::access::may_change(&principal(state, user), &b.organizer_digest)
 }
 
 pub fn time_label(state: &AppState, b: &Booking) -> String {
@@ -306,9 +308,9 @@ pub async fn move_booking(
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
     let attempt = async {
-        let change = MoveBooking { range: form_range(&state, &form)?, title: None, expected_version: None };
+        let change = move_to::Change { range: form_range(&state, &form)?, title: None, expected_version: None };
         let key = form_key(&form)?;
-        answer::<Booking>(service::move_to(&state, &acting(&state, &user), Some(key), id, &change).await?)
+        state.pipeline.run(&principal(&state, &user), Some(key), &MoveBooking { id, change }).await
     };
     match attempt.await {
         Ok(b) => Err(WebError::Redirect(day_of(&state, &b, "moved").await)),
@@ -329,7 +331,7 @@ pub async fn check_in(
     let id = id.into_inner();
     let attempt = async {
         let key = form_key(&form)?;
-        answer::<Booking>(service::check_in(&state, &acting(&state, &user), Some(key), id).await?)
+        state.pipeline.run(&principal(&state, &user), Some(key), &CheckIn { id }).await
     };
     match attempt.await {
         Ok(b) => Err(WebError::Redirect(format!("/bookings/{}?checked_in=1", b.id))),
@@ -370,7 +372,7 @@ pub async fn cancel(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
-    let acting = acting(&state, &user);
+    let principal = principal(&state, &user);
     let attempt = async {
         let key = form_key(&form)?;
         let scope = match form.get("scope") {
@@ -387,15 +389,12 @@ pub async fn cancel(
             Some((b, following)) => {
                 let series_id = b.series_id.unwrap_or_default();
                 let from = following.then_some(b.starts_at);
-                let cancel = crate::series::CancelSeries { from };
-                answer::<crate::series::WithOccurrences>(
-                    crate::series::cancel(&state, &acting, Some(key), series_id, cancel).await?,
-                )?;
+                state.pipeline.run(&principal, Some(key), &CancelSeries { id: series_id, from }).await?;
                 Ok(b)
             }
             None => {
-                let change = CancelBooking { expected_version: None };
-                answer::<Booking>(service::cancel(&state, &acting, Some(key), id, change).await?)
+                let command = CancelBooking { id, expected_version: None };
+                state.pipeline.run(&principal, Some(key), &command).await
             }
         }
     };

@@ -16,7 +16,7 @@ use super::{html_response, Csrf, SignedIn, WebError};
 use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{Room, RoomCatalog};
 use crate::db::DbError;
-use crate::rooms::store;
+use crate::rooms::booking as store;
 use crate::state::AppState;
 
 pub fn weekday(d: Weekday) -> &'static str {
@@ -87,7 +87,7 @@ pub async fn render_day(
     rooms.truncate(grid::MAX_COLUMNS);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
     let date = view.date;
-    let (from, to) = crate::rooms::http::day_bounds(state.timezone, date);
+    let (from, to) = crate::rooms::domain::day_bounds(state.policy.timezone, date);
     let bookings = {
         // Right after the person's own change (a notice, a refused form) the
         // primary answers; otherwise a standby may (docs/SCALING.md §2).

@@ -11,7 +11,7 @@ use super::form::{korean, local_range, parse_date, parse_time};
 use super::pages::{self, nav, FindPage, FoundRoom};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::catalogue::domain::Equipment;
-use crate::catalogue::http::FreeQuery;
+use crate::http::rooms::FreeQuery;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::state::AppState;

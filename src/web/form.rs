@@ -4,12 +4,11 @@
 
 use actix_web::http::StatusCode;
 use chrono::{Duration, NaiveDate, NaiveTime};
-use serde::de::DeserializeOwned;
 
 use super::grid;
 use super::FormData;
 use crate::error::{ApiError, ErrorCode};
-use crate::idempotency::{IdempotencyKey, Outcome};
+use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::TimeRange;
 use crate::state::AppState;
 
@@ -54,23 +53,6 @@ pub fn form_key(form: &FormData) -> Result<IdempotencyKey, ApiError> {
 /// A checkbox: checked when it sent `1`, `on`, `true` or `yes`.
 pub fn checked(form: &FormData, name: &str) -> bool {
     matches!(form.get(name), "1" | "on" | "true" | "yes")
-}
-
-/// The stored answer of a command: its JSON, or the refusal.
-pub fn answer<T: DeserializeOwned>(outcome: Outcome) -> Result<T, ApiError> {
-    match outcome {
-        Outcome::Fresh(s) | Outcome::Replayed(s) => {
-            if (200..300).contains(&s.status) {
-                serde_json::from_str::<T>(&s.body).map_err(|_| ApiError::internal())
-            } else {
-                let v: serde_json::Value = serde_json::from_str(&s.body).unwrap_or_default();
-                let code: ErrorCode = serde_json::from_value(v["code"].clone()).unwrap_or(ErrorCode::Internal);
-                Err(ApiError::new(code, v["message"].as_str().unwrap_or_default()).with_details(v["details"].clone()))
-            }
-        }
-        Outcome::FingerprintConflict => Err(ApiError::new(ErrorCode::IdempotencyFingerprintConflict, "")),
-        Outcome::InProgress { .. } => Err(ApiError::new(ErrorCode::CommandInProgress, "")),
-    }
 }
 
 /// The status of a refused form's page (a server fault is a 503: retry).

@@ -6,7 +6,7 @@ use chrono::{DateTime, NaiveDate, NaiveTime, Timelike, Utc};
 use chrono_tz::Tz;
 
 use crate::catalogue::domain::Room;
-use crate::rooms::store::Booking;
+use crate::rooms::Booking;
 
 /// The hours always shown; bookings outside widen the window.
 pub const DAY_START_MIN: i32 = 7 * 60;

@@ -8,12 +8,13 @@ pub mod admin;
 pub mod approvals;
 pub mod bookings;
 pub mod day;
+pub mod display;
+pub mod feeds;
 pub mod find;
 pub mod form;
 pub mod grid;
 pub mod my;
 pub mod pages;
-pub mod transport;
 pub mod week;
 
 use std::collections::HashMap;
@@ -68,49 +69,8 @@ pub const FORM_ROUTES: &[&str] = &[
 /// alone), and the door display is authorised by its room token in the form.
 pub const OTHER_POST_ROUTES: &[&str] = &["/login", "/display/{code}/book", "/display/{code}/check-in"];
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/", web::get().to(day::day))
-        .route("/rooms", web::get().to(day::day))
-        .route("/rooms/week", web::get().to(week::week))
-        .route("/find", web::get().to(find::find))
-        .route("/my", web::get().to(my::my))
-        .route("/bookings", web::post().to(bookings::create))
-        .configure(crate::calendar::http::routes)
-        .route("/bookings/{id}", web::get().to(bookings::detail))
-        .route("/bookings/{id}/move", web::post().to(bookings::move_booking))
-        .route("/bookings/{id}/cancel", web::get().to(bookings::confirm_cancel))
-        .route("/bookings/{id}/cancel", web::post().to(bookings::cancel))
-        .route("/bookings/{id}/check-in", web::post().to(bookings::check_in))
-        .route("/login", web::get().to(account::login_form))
-        .route("/login", web::post().to(account::login))
-        .route("/logout", web::post().to(account::logout))
-        .route("/admin/consistency", web::get().to(admin::consistency))
-        .route("/admin/staff", web::get().to(admin::staff_page))
-        .route("/admin/staff", web::post().to(admin::add_staff))
-        .route("/admin/staff/{id}/disable", web::post().to(admin::disable_staff))
-        .route("/admin/staff/{id}/enable", web::post().to(admin::enable_staff))
-        .route("/admin/staff/{id}/password", web::post().to(admin::reset_password))
-        .route("/admin/keys", web::post().to(admin::add_key))
-        .route("/admin/keys/{id}/revoke", web::post().to(admin::revoke_key))
-        .route("/account", web::get().to(account::account))
-        .route("/account/password", web::post().to(account::change_password))
-        .route("/account/calendar-token", web::post().to(account::rotate_calendar_token))
-        .route("/admin/approvals", web::get().to(approvals::list))
-        .route("/admin/approvals/{id}/approve", web::post().to(approvals::approve))
-        .route("/admin/approvals/{id}/reject", web::post().to(approvals::reject))
-        .route("/admin/reports", web::get().to(admin::reports::page))
-        .route("/admin/rooms", web::get().to(admin::rooms::list))
-        .route("/admin/rooms", web::post().to(admin::rooms::create))
-        .route("/admin/rooms/{code}", web::get().to(admin::rooms::edit))
-        .route("/admin/rooms/{code}", web::post().to(admin::rooms::update))
-        .route("/admin/rooms/{code}/retire", web::post().to(admin::rooms::retire))
-        .route("/admin/rooms/{code}/display-token", web::post().to(admin::rooms::issue_display_token))
-        .route("/admin/rooms/{code}/display-token/revoke", web::post().to(admin::rooms::revoke_display_tokens))
-        .route("/static/grid.css", web::get().to(grid_css))
-        .configure(crate::display::http::routes);
-}
-
-async fn grid_css() -> HttpResponse {
+/// The grid's placement classes, generated once.
+pub async fn grid_css() -> HttpResponse {
     static CSS: std::sync::LazyLock<String> = std::sync::LazyLock::new(grid::placement_css);
     HttpResponse::Ok()
         .content_type("text/css; charset=utf-8")
@@ -198,17 +158,11 @@ impl FromRequest for SignedIn {
     }
 }
 
-/// The person behind a signed-in page as the command runner sees them.
-/// Browser forms use the idempotency scope tenant `staff`; the person's
-/// digest in the fingerprint keeps everyone's submissions apart.
-pub fn acting(state: &AppState, user: &StaffUser) -> crate::command::Acting {
-    crate::command::Acting {
-        tenant: crate::auth::api_key::Tenant::parse("staff").expect("valid tenant name"),
-        digest: crate::auth::OwnerDigest::of_staff(&state.secret, &user.username),
-        is_admin: user.is_admin,
-        name: user.display_name.clone(),
-        staff_id: Some(user.id),
-    }
+/// The person behind a signed-in page as the pipeline sees them. Browser
+/// forms use the idempotency scope tenant `staff`; the person's digest in
+/// the fingerprint keeps everyone's submissions apart.
+pub fn principal(state: &AppState, user: &StaffUser) -> crate::command::Principal {
+    crate::command::Principal::person(&state.secret, user.id, &user.username, &user.display_name, user.is_admin)
 }
 
 /// A form posted by a signed-in person whose CSRF token checked out. Every
@@ -313,10 +267,10 @@ impl FromRequest for FormData {
 
 /// The session token the browser sent, if any.
 pub fn session_token(req: &HttpRequest, state: &AppState) -> Option<String> {
-    req.cookie(state.transport.session_cookie()).map(|c| c.value().to_owned())
+    crate::transport::session_token(req, &state.transport)
 }
 
-/// A cookie with the installation's flags (see [`transport::Transport::cookie`]).
+/// A cookie with the installation's flags (see [`crate::transport::Transport::cookie`]).
 pub fn cookie(state: &AppState, name: &'static str, value: String) -> Cookie<'static> {
     state.transport.cookie(name, value)
 }

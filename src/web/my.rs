@@ -7,7 +7,7 @@ use chrono::Datelike;
 
 use super::day::weekday;
 use super::pages::{self, nav, MyBooking, MyPage, MySeries};
-use super::{acting, html_response, Csrf, SignedIn, WebError};
+use super::{html_response, principal, Csrf, SignedIn, WebError};
 use crate::db::DbError;
 use crate::state::AppState;
 
@@ -19,11 +19,11 @@ pub async fn my(
     req: HttpRequest,
     SignedIn(user): SignedIn,
 ) -> Result<HttpResponse, WebError> {
-    let digest = acting(&state, &user).digest;
+    let digest = principal(&state, &user).digest().clone();
     let now = state.clock.now();
     let (bookings, series) = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        let bookings = crate::rooms::store::list_of_organizer(&mut conn, digest.as_str(), now, LIMIT).await?;
+        let bookings = crate::rooms::booking::list_of_organizer(&mut conn, digest.as_str(), now, LIMIT).await?;
         let series = crate::series::store::of_organizer(&mut conn, digest.as_str(), now).await?;
         (bookings, series)
     };

@@ -5,7 +5,7 @@ use askama::Template;
 
 use super::grid::DayGrid;
 use crate::consistency::CheckResult;
-use crate::rooms::store::Booking;
+use crate::rooms::Booking;
 
 /// The header of a signed-in page.
 pub struct Nav {

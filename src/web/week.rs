@@ -34,11 +34,11 @@ pub async fn week(
     let rooms = catalogue.in_area(&area);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
     let tz = state.timezone;
-    let (from, _) = crate::rooms::http::day_bounds(tz, monday);
-    let (_, to) = crate::rooms::http::day_bounds(tz, days[6]);
+    let (from, _) = crate::rooms::domain::day_bounds(tz, monday);
+    let (_, to) = crate::rooms::domain::day_bounds(tz, days[6]);
     let bookings = {
         let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-        crate::rooms::store::list_in_rooms(&mut conn, from, to, &codes).await?
+        crate::rooms::booking::list_in_rooms(&mut conn, from, to, &codes).await?
     };
     let mut rows: Vec<WeekRow> = rooms
         .iter()

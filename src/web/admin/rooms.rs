@@ -7,14 +7,15 @@ use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
-use crate::catalogue::{self, store, Retire};
+use crate::catalogue::{store, CreateRoom, PatchRoom};
+use crate::rooms::store::{Retire, RetireRoom};
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::state::AppState;
-use crate::web::form::{answer, checked, form_key, korean, status_of};
+use crate::web::form::{checked, form_key, korean, status_of};
 use crate::web::pages::{self, nav, Notice, RoomEditPage, RoomForm, RoomsAdminPage};
-use crate::web::{acting, html_response, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
+use crate::web::{html_response, principal, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
 
 fn number(form: &FormData, name: &str, field: &str) -> Result<Option<i64>, ApiError> {
     match form.get(name).trim() {
@@ -152,7 +153,7 @@ pub async fn create(
     let attempt = async {
         let new = new_room(&form)?;
         let key = form_key(&form)?;
-        answer::<Room>(catalogue::create(&state, &acting(&state, &user), Some(key), &new).await?)
+        state.pipeline.run(&principal(&state, &user), Some(key), &CreateRoom(new)).await
     };
     match attempt.await {
         Ok(room) => {
@@ -233,7 +234,8 @@ pub async fn update(
     let attempt = async {
         let patch = room_patch(&form)?;
         let key = form_key(&form)?;
-        answer::<Room>(catalogue::patch(&state, &acting(&state, &user), Some(key), &code, &patch).await?)
+        let command = PatchRoom { code: code.to_string(), patch };
+        state.pipeline.run(&principal(&state, &user), Some(key), &command).await
     };
     match attempt.await {
         Ok(room) => {
@@ -260,7 +262,8 @@ pub async fn retire(
     let attempt = async {
         let retire = Retire { cancel_future_bookings: checked(&form, "cancel_future_bookings") };
         let key = form_key(&form)?;
-        answer::<Room>(catalogue::retire(&state, &acting(&state, &user), Some(key), &code, retire).await?)
+        let command = RetireRoom { code: code.to_string(), retire };
+        state.pipeline.run(&principal(&state, &user), Some(key), &command).await
     };
     match attempt.await {
         Ok(room) => {
@@ -297,8 +300,8 @@ pub async fn issue_display_token(
             let notice = Notice::ok("도어 디스플레이 주소를 만들었습니다. 지금 한 번만 보입니다.");
             render_edit_with(&state, &req, &user, room, None, Some(notice), Some(url), StatusCode::OK).await
         }
-        Err(crate::idempotency::CommandError::Db(e)) => Err(e.into()),
-        Err(crate::idempotency::CommandError::Reject(e) | crate::idempotency::CommandError::Invalid(e)) => {
+        Err(crate::command::CommandError::Db(e)) => Err(e.into()),
+        Err(crate::command::CommandError::Reject(e) | crate::command::CommandError::Invalid(e)) => {
             render_edit(&state, &req, &user, room, None, Some(Notice::error(korean(&e))), status_of(&e)).await
         }
     }

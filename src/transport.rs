@@ -59,6 +59,11 @@ impl Transport {
     }
 }
 
+/// The session token the browser sent, if any.
+pub fn session_token(req: &HttpRequest, transport: &Transport) -> Option<String> {
+    req.cookie(transport.session_cookie()).map(|c| c.value().to_owned())
+}
+
 /// An address as proxies write it: `1.2.3.4`, `1.2.3.4:5678`, `[::1]:80` or `::1`.
 fn parse_ip(raw: &str) -> Option<IpAddr> {
     let raw = raw.trim();

@@ -1,11 +1,13 @@
-//! The sweeper's SQL: which resources are due, settling one resource, and
-//! the set-based backlog drain of resources nobody waits for.
+//! Expiry (seed 000 §리더로 선출된 정리 작업자, SPEC §6, §11): which resources
+//! are due, settling one resource (`capacity.settle`), and the set-based
+//! backlog drain of resources nobody waits for (`capacity.drain`) — the
+//! sweeper's commands, run by the system principal.
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Int8, Timestamptz};
 use diesel_async::RunQueryDsl;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::capacity::domain::ResourceRow;
 use crate::capacity::{handoff, resources};
@@ -14,11 +16,11 @@ use crate::db::schema::{
     capacity_hold as hold, capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
 };
 use crate::db::Conn;
-use crate::idempotency::CommandError;
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::outbox::{self, Intent};
 
 /// What a sweep did (`POST /api/admin/sweep`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SweepSummary {
     pub scanned_resources: i64,
@@ -101,7 +103,7 @@ pub async fn due_resources(
 }
 
 /// What one batch of the backlog drain did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, QueryableByName)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, QueryableByName)]
 pub struct Drained {
     /// Due holds of quiet resources the batch looked at (at most the batch
     /// size; fewer means the backlog is empty as of this batch).
@@ -263,4 +265,55 @@ pub async fn expire_resource(
         promoted_entries: handoff.promoted_entries,
         released_units: handoff.released_units,
     })
+}
+
+pub static SETTLE: Operation = Operation::new("capacity.settle", &[Role::System]);
+pub static DRAIN: Operation = Operation::new("capacity.drain", &[Role::System]);
+
+/// Settles one due resource (see [`expire_resource`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SettleResource {
+    pub resource_id: i64,
+    /// The tick's instant: every resource of a tick is judged at it.
+    pub now: DateTime<Utc>,
+}
+
+impl Command for SettleResource {
+    type Output = SweepSummary;
+
+    fn operation(&self) -> &'static Operation {
+        &SETTLE
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "resourceId": self.resource_id })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<SweepSummary, CommandError> {
+        let p = ctx.policy;
+        expire_resource(conn, self.resource_id, self.now, p.offer_ttl, p.waitlist_max_wait).await
+    }
+}
+
+/// One batch of the backlog drain (see [`drain_unwaited`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DrainBacklog {
+    pub batch: i64,
+    pub now: DateTime<Utc>,
+}
+
+impl Command for DrainBacklog {
+    type Output = Drained;
+
+    fn operation(&self) -> &'static Operation {
+        &DRAIN
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "batch": self.batch })
+    }
+
+    async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<Drained, CommandError> {
+        Ok(drain_unwaited(conn, self.now, self.batch).await?)
+    }
 }

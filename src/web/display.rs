@@ -10,18 +10,17 @@ use askama::Template;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Deserialize;
 
-use crate::auth::api_key::Tenant;
-use crate::auth::{OwnerDigest, OwnerId};
 use crate::catalogue::domain::Room;
-use crate::command::Acting;
+use crate::checkin::CheckIn;
+use crate::command::Principal;
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
-use crate::rooms::service;
-use crate::rooms::store::{self, Booking, NewBooking};
+use crate::rooms::booking::{self as store, Booking};
+use crate::rooms::store::CreateBooking;
 use crate::state::AppState;
-use crate::web::form::{answer, korean, status_of};
+use crate::web::form::{korean, status_of};
 use crate::web::{html_response, pages, FormData, WebError};
 
 /// How often the display redraws itself, in seconds.
@@ -74,23 +73,16 @@ fn not_found() -> WebError {
 /// The room, when `token` opens its display.
 async fn authorized(state: &AppState, code: &str, token: &str) -> Result<Room, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    if !super::authorize(&mut conn, code, token).await? {
+    if !crate::display::authorize(&mut conn, code, token).await? {
         return Err(not_found());
     }
     crate::catalogue::store::find(&mut conn, code).await?.ok_or_else(not_found)
 }
 
-/// Who acts at the door: the room's display (its own organizer digest).
-fn display_acting(state: &AppState, room: &Room, may_check_in_others: bool) -> Acting {
-    let tenant = Tenant::parse("display").expect("valid tenant");
-    let owner = OwnerId::parse(&room.code).expect("room codes are valid owners");
-    Acting {
-        digest: OwnerDigest::of_owner(&state.secret, &tenant, &owner),
-        tenant,
-        is_admin: may_check_in_others,
-        name: format!("도어 디스플레이 ({})", room.name),
-        staff_id: None,
-    }
+/// Who acts at the door: the room's display (its own organizer digest; it
+/// may check in any booking of its room, and book only its room).
+fn display(state: &AppState, room: &Room) -> Principal {
+    Principal::display(&state.secret, &room.code, &room.name)
 }
 
 fn shown(state: &AppState, b: &Booking, now: DateTime<Utc>) -> Shown {
@@ -125,7 +117,7 @@ async fn render(
     let now = state.clock.now();
     let tz = state.timezone;
     let today = now.with_timezone(&tz).date_naive();
-    let (_, day_end) = crate::rooms::http::day_bounds(tz, today);
+    let (_, day_end) = crate::rooms::domain::day_bounds(tz, today);
     let bookings = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         store::list_in_rooms(&mut conn, now, day_end.max(now + Duration::hours(12)), std::slice::from_ref(&room.code))
@@ -234,13 +226,13 @@ pub async fn book_now(
             .ok_or_else(|| ApiError::malformed("minutes", "must be 15, 30 or 60"))?;
         let now = state.clock.now();
         let start = now.duration_trunc(Duration::minutes(1)).unwrap_or(now);
-        let new = NewBooking {
+        let command = CreateBooking {
             title: Title::parse("바로 예약")?,
             rooms: RequestedRooms::parse(std::slice::from_ref(&room.code))?,
             range: TimeRange::new(start, start + Duration::minutes(minutes))?,
             organizer_name: Title::parse_field("organizerName", &format!("도어 디스플레이 ({})", room.name))?,
         };
-        answer::<Booking>(service::create(&state, &display_acting(&state, &room, false), key_of(&form)?, &new).await?)
+        state.pipeline.run(&display(&state, &room), Some(key_of(&form)?), &command).await
     };
     match attempt.await {
         Ok(_) => Err(back(&code, &token, "booked")),
@@ -267,9 +259,7 @@ pub async fn check_in(
         if !booking.is_some_and(|b| b.rooms.contains(&room.code)) {
             return Err(ApiError::not_found("booking"));
         }
-        answer::<Booking>(
-            service::check_in(&state, &display_acting(&state, &room, true), Some(key_of(&form)?), id).await?,
-        )
+        state.pipeline.run(&display(&state, &room), Some(key_of(&form)?), &CheckIn { id }).await
     };
     match attempt.await {
         Ok(_) => Err(back(&code, &token, "checked-in")),

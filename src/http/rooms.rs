@@ -1,5 +1,5 @@
 //! JSON routes of the room catalogue (SPEC §8): reads for every API key,
-//! changes for admin keys, each change through the idempotency runner.
+//! changes for admin keys, each change a command of the pipeline.
 
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -7,12 +7,14 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::domain::{combinations, Equipment, NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
-use super::{store, Retire};
+use super::extract::{AdminCommand, ApiCaller, ApiJson};
+use super::openapi::{Api, Op, Tag};
+use super::respond;
+use crate::catalogue::domain::{combinations, Equipment, NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
+use crate::catalogue::{commands, store, CreateRoom, PatchRoom};
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{AdminCommand, ApiCaller, ApiJson};
-use crate::http::openapi::{Api, Op, Tag};
+use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
@@ -55,7 +57,8 @@ pub fn routes(api: &mut Api) {
             .idempotent(true)
             .body::<NewRoomBody>()
             .errors(&[RoomCodeTaken])
-            .errors(&room_conflicts),
+            .errors(&room_conflicts)
+            .runs(&commands::CREATE),
         create_room,
     )
     .route(
@@ -73,7 +76,8 @@ pub fn routes(api: &mut Api) {
             .idempotent(false)
             .body::<RoomPatchBody>()
             .errors(&[NotFound, InvalidState])
-            .errors(&room_conflicts),
+            .errors(&room_conflicts)
+            .runs(&commands::UPDATE),
         update_room,
     )
     .route(
@@ -84,7 +88,8 @@ pub fn routes(api: &mut Api) {
             .owner_optional()
             .idempotent(false)
             .body::<RetireBody>()
-            .errors(&[NotFound, InvalidState, RoomHasFutureBookings]),
+            .errors(&[NotFound, InvalidState, RoomHasFutureBookings])
+            .runs(&crate::rooms::store::retire_room::RETIRE),
         retire_room,
     );
 }
@@ -166,7 +171,7 @@ impl FreeQuery {
             Some(raw) => raw
                 .parse::<i32>()
                 .ok()
-                .filter(|c| (1..=super::domain::MAX_CAPACITY).contains(c))
+                .filter(|c| (1..=crate::catalogue::domain::MAX_CAPACITY).contains(c))
                 .ok_or_else(|| ApiError::malformed("minCapacity", "must be a whole number of seats, 1-10000"))?,
         };
         let tags: Vec<&str> = pairs.iter().filter(|(k, _)| k == "equipment").map(|(_, v)| v.as_str()).collect();
@@ -192,8 +197,7 @@ async fn create_room(
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
     let new = NewRoom::parse(body)?;
-    let outcome = super::create(&state, &cmd.acting, Some(key), &new).await?;
-    Ok(outcome.into_response(true))
+    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &CreateRoom(new)).await?, true))
 }
 
 async fn update_room(
@@ -204,8 +208,8 @@ async fn update_room(
 ) -> Result<HttpResponse, ApiError> {
     let patch = RoomPatch::parse(body)?;
     let keyed = cmd.key.is_some();
-    let outcome = super::patch(&state, &cmd.acting, cmd.key, &code, &patch).await?;
-    Ok(outcome.into_response(keyed))
+    let command = PatchRoom { code: code.into_inner(), patch };
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -226,6 +230,6 @@ async fn retire_room(
 ) -> Result<HttpResponse, ApiError> {
     let retire = Retire { cancel_future_bookings: body.cancel_future_bookings.unwrap_or(false) };
     let keyed = cmd.key.is_some();
-    let outcome = super::retire(&state, &cmd.acting, cmd.key, &code, retire).await?;
-    Ok(outcome.into_response(keyed))
+    let command = RetireRoom { code: code.into_inner(), retire };
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }

@@ -12,10 +12,11 @@ use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde::Deserialize;
 
-use super::ics::{self, People};
+use crate::calendar::ics::{self, People};
+use crate::calendar::token;
 use crate::db::cached::CacheExt;
 use crate::db::{Conn, DbError};
-use crate::rooms::store::{Booking, BOOKING_COLUMNS};
+use crate::rooms::booking::{Booking, BOOKING_COLUMNS};
 use crate::state::AppState;
 use crate::web::{pages, SignedIn, WebError};
 
@@ -90,9 +91,9 @@ async fn respond(
     Ok(res.body(ics::calendar(name, None, events)))
 }
 
-async fn holder(state: &AppState, token: Option<&str>) -> Result<super::token::Holder, WebError> {
+async fn holder(state: &AppState, token: Option<&str>) -> Result<token::Holder, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    super::token::resolve(&mut conn, &state.secret, token.unwrap_or_default()).await?.ok_or_else(not_found)
+    token::resolve(&mut conn, &state.secret, token.unwrap_or_default()).await?.ok_or_else(not_found)
 }
 
 pub async fn me(state: web::Data<AppState>, query: web::Query<TokenQuery>) -> Result<HttpResponse, WebError> {

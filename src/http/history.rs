@@ -5,7 +5,7 @@ use actix_web::{web, HttpResponse};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::Event;
+use crate::history::Event;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::ApiCaller;
@@ -31,9 +31,9 @@ pub struct HistoryReply {
 async fn history(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    if crate::rooms::store::find(&mut conn, id).await.map_err(DbError::from)?.is_none() {
+    if crate::rooms::booking::find(&mut conn, id).await.map_err(DbError::from)?.is_none() {
         return Err(ApiError::not_found("booking"));
     }
-    let events = super::list(&mut conn, id).await.map_err(DbError::from)?;
+    let events = crate::history::list(&mut conn, id).await.map_err(DbError::from)?;
     Ok(HttpResponse::Ok().json(HistoryReply { events }))
 }

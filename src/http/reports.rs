@@ -4,7 +4,7 @@
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::{csv, store, Period, RangeError};
+use crate::reports::{csv, store, Period, RangeError};
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::http::extract::AdminReader;

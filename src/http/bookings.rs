@@ -1,19 +1,20 @@
-//! JSON routes of SPEC §7.2. Handlers parse, authorise, call one store
-//! function through the idempotency runner, and map the result.
+//! JSON routes of bookings (SPEC §7.2). Handlers parse the request into a
+//! command and run it through the pipeline; the pipeline checks the role.
 
 use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::domain::{RequestedRooms, TimeRange, Title};
-use super::service;
-use super::store::{self, Booking, MoveBooking, NewBooking};
+use super::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson};
+use super::openapi::{Api, Op, Tag};
+use super::respond;
+use crate::checkin::{self, CheckIn};
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson};
-use crate::http::openapi::{Api, Op, Tag};
+use crate::rooms::booking::{self, Booking, FreeInterval};
+use crate::rooms::domain::{day_bounds, RequestedRooms, TimeRange, Title};
+use crate::rooms::store::{cancel, create, decide, move_to, CancelBooking, CreateBooking, DecideBooking, MoveBooking};
 use crate::state::AppState;
 
 /// The refusals of a booking's rules (SPEC §2, §8, §12), for the document.
@@ -57,7 +58,8 @@ pub fn routes(api: &mut Api) {
             .idempotent(true)
             .body::<CreateBody>()
             .errors(&rules)
-            .errors(&[RoomTimeTaken]),
+            .errors(&[RoomTimeTaken])
+            .runs(&create::CREATE),
         create_booking,
     )
     .route(
@@ -74,7 +76,8 @@ pub fn routes(api: &mut Api) {
             .idempotent(false)
             .body::<MoveBody>()
             .errors(&rules)
-            .errors(&[RoomTimeTaken, NotFound, NotOrganizer, VersionConflict, InvalidState]),
+            .errors(&[RoomTimeTaken, NotFound, NotOrganizer, VersionConflict, InvalidState])
+            .runs(&move_to::MOVE),
         move_booking,
     )
     .route(
@@ -84,7 +87,8 @@ pub fn routes(api: &mut Api) {
             .owner()
             .idempotent(false)
             .body::<CancelBody>()
-            .errors(&[NotFound, NotOrganizer, VersionConflict, InvalidState]),
+            .errors(&[NotFound, NotOrganizer, VersionConflict, InvalidState])
+            .runs(&cancel::CANCEL),
         cancel_booking,
     )
     .route(
@@ -99,7 +103,8 @@ pub fn routes(api: &mut Api) {
         .owner()
         .idempotent(false)
         .body::<EmptyBody>()
-        .errors(&[NotFound, NotOrganizer, InvalidState, CheckInClosed, CheckInNotRequired]),
+        .errors(&[NotFound, NotOrganizer, InvalidState, CheckInClosed, CheckInNotRequired])
+        .runs(&checkin::CHECK_IN),
         check_in,
     )
     .route(
@@ -110,7 +115,8 @@ pub fn routes(api: &mut Api) {
             .owner_optional()
             .idempotent(true)
             .body::<DecisionBody>()
-            .errors(&[NotFound, InvalidState]),
+            .errors(&[NotFound, InvalidState])
+            .runs(&decide::APPROVE),
         approve,
     )
     .route(
@@ -126,10 +132,10 @@ pub fn routes(api: &mut Api) {
         .owner_optional()
         .idempotent(true)
         .body::<DecisionBody>()
-        .errors(&[NotFound, InvalidState]),
+        .errors(&[NotFound, InvalidState])
+        .runs(&decide::REJECT),
         reject,
     );
-    crate::history::http::routes(api);
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -141,20 +147,7 @@ pub struct BookingsReply {
 pub struct AvailabilityReply {
     room: String,
     date: String,
-    free: Vec<store::FreeInterval>,
-}
-
-/// The `[start, end)` of a calendar day in the configured zone, in UTC.
-pub fn day_bounds(tz: Tz, date: NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
-    let start_of = |d: NaiveDate| {
-        let midnight = d.and_hms_opt(0, 0, 0).expect("midnight exists");
-        // A zone that skips midnight (DST) starts the day at its first instant.
-        tz.from_local_datetime(&midnight)
-            .earliest()
-            .unwrap_or_else(|| tz.from_utc_datetime(&midnight))
-            .with_timezone(&Utc)
-    };
-    (start_of(date), start_of(date.succ_opt().unwrap_or(date)))
+    free: Vec<FreeInterval>,
 }
 
 fn parse_date(raw: &str) -> Result<NaiveDate, ApiError> {
@@ -185,7 +178,7 @@ async fn list_bookings(
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (from, to) = match (&query.date, &query.from, &query.to) {
-        (Some(date), None, None) => day_bounds(state.timezone, parse_date(date)?),
+        (Some(date), None, None) => day_bounds(state.policy.timezone, parse_date(date)?),
         (None, Some(from), Some(to)) => (parse_instant("from", from)?, parse_instant("to", to)?),
         _ => return Err(ApiError::malformed("date", "give either `date` or both `from` and `to`")),
     };
@@ -194,7 +187,7 @@ async fn list_bookings(
     }
     // May lag the caller's own writes by the standby's replay delay (docs/SCALING.md §2).
     let mut conn = state.read_pool.get().await.map_err(crate::db::DbError::from)?;
-    let bookings = store::list(&mut conn, from, to, query.include_cancelled.unwrap_or(false))
+    let bookings = booking::list(&mut conn, from, to, query.include_cancelled.unwrap_or(false))
         .await
         .map_err(crate::db::DbError::from)?;
     Ok(HttpResponse::Ok().json(BookingsReply { bookings }))
@@ -202,7 +195,7 @@ async fn list_bookings(
 
 async fn get_booking(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
-    let booking = store::find(&mut conn, id.into_inner()).await.map_err(crate::db::DbError::from)?;
+    let booking = booking::find(&mut conn, id.into_inner()).await.map_err(crate::db::DbError::from)?;
     booking.map(|b| HttpResponse::Ok().json(b)).ok_or_else(|| ApiError::not_found("booking"))
 }
 
@@ -217,13 +210,13 @@ async fn availability(
     code: web::Path<String>,
     query: web::Query<AvailabilityQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (from, to) = day_bounds(state.timezone, parse_date(&query.date)?);
+    let (from, to) = day_bounds(state.policy.timezone, parse_date(&query.date)?);
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
     let room = crate::catalogue::store::find(&mut conn, &code)
         .await
         .map_err(crate::db::DbError::from)?
         .ok_or_else(|| ApiError::not_found("room"))?;
-    let free = store::free_intervals(&mut conn, &room.code, from, to).await.map_err(crate::db::DbError::from)?;
+    let free = booking::free_intervals(&mut conn, &room.code, from, to).await.map_err(crate::db::DbError::from)?;
     Ok(HttpResponse::Ok().json(AvailabilityReply { room: room.code.clone(), date: query.date.clone(), free }))
 }
 
@@ -248,7 +241,7 @@ async fn create_booking(
     ApiJson(body): ApiJson<CreateBody>,
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
-    let new = NewBooking {
+    let command = CreateBooking {
         title: Title::parse(&body.title)?,
         rooms: RequestedRooms::parse(&body.rooms)?,
         range: TimeRange::new(body.starts_at, body.ends_at)?,
@@ -257,8 +250,7 @@ async fn create_booking(
             None => Title::parse_field("organizerName", cmd.caller.tenant.as_str())?,
         },
     };
-    let outcome = service::create(&state, &cmd.acting, key, &new).await?;
-    Ok(outcome.into_response(true))
+    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -281,14 +273,14 @@ async fn move_booking(
     id: web::Path<i64>,
     ApiJson(body): ApiJson<MoveBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let change = MoveBooking {
+    let change = move_to::Change {
         range: TimeRange::new(body.starts_at, body.ends_at)?,
         title: body.title.as_deref().map(Title::parse).transpose()?,
         expected_version: body.expected_version,
     };
+    let command = MoveBooking { id: id.into_inner(), change };
     let keyed = cmd.key.is_some();
-    let outcome = service::move_to(&state, &cmd.acting, cmd.key, id.into_inner(), &change).await?;
-    Ok(outcome.into_response(keyed))
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -305,9 +297,8 @@ async fn cancel_booking(
     ApiJson(body): ApiJson<CancelBody>,
 ) -> Result<HttpResponse, ApiError> {
     let keyed = cmd.key.is_some();
-    let change = service::CancelBooking { expected_version: body.expected_version };
-    let outcome = service::cancel(&state, &cmd.acting, cmd.key, id.into_inner(), change).await?;
-    Ok(outcome.into_response(keyed))
+    let command = CancelBooking { id: id.into_inner(), expected_version: body.expected_version };
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -322,8 +313,8 @@ async fn check_in(
     ApiJson(_): ApiJson<EmptyBody>,
 ) -> Result<HttpResponse, ApiError> {
     let keyed = cmd.key.is_some();
-    let outcome = service::check_in(&state, &cmd.acting, cmd.key, id.into_inner()).await?;
-    Ok(outcome.into_response(keyed))
+    let command = CheckIn { id: id.into_inner() };
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -334,7 +325,7 @@ pub struct DecisionBody {
     reason: Option<String>,
 }
 
-async fn decide(
+async fn decide_booking(
     state: &AppState,
     cmd: ApiCommand,
     id: i64,
@@ -342,16 +333,8 @@ async fn decide(
     approve: bool,
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
-    let reason = match body.reason.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(r) if r.chars().count() > 500 => {
-            return Err(ApiError::malformed("reason", "must be at most 500 characters"))
-        }
-        Some(r) => Some(r.to_owned()),
-    };
-    let decision = service::Decision { approve, reason };
-    let outcome = service::decide(state, &cmd.acting, Some(key), id, &decision).await?;
-    Ok(outcome.into_response(true))
+    let command = DecideBooking { id, decision: decide::Decision::parse(approve, body.reason.as_deref())? };
+    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
 }
 
 async fn approve(
@@ -360,7 +343,7 @@ async fn approve(
     id: web::Path<i64>,
     ApiJson(body): ApiJson<DecisionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    decide(&state, cmd, id.into_inner(), body, true).await
+    decide_booking(&state, cmd, id.into_inner(), body, true).await
 }
 
 async fn reject(
@@ -369,5 +352,5 @@ async fn reject(
     id: web::Path<i64>,
     ApiJson(body): ApiJson<DecisionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    decide(&state, cmd, id.into_inner(), body, false).await
+    decide_booking(&state, cmd, id.into_inner(), body, false).await
 }

@@ -6,19 +6,21 @@ use chrono::{DateTime, NaiveTime, Utc};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::domain::Recurrence;
-use super::store::{self, Created, NewSeries, OnConflict, SeriesChange};
-use super::{CancelSeries, WithOccurrences};
+use super::bookings::BOOKING_RULES;
+use super::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
+use super::openapi::{Api, Op, Tag};
+use super::respond;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
-use crate::http::openapi::{Api, Op, Tag};
 use crate::rooms::domain::{RequestedRooms, TimeRange, Title};
+use crate::series::domain::Recurrence;
+use crate::series::store::{self, cancel, change, create};
+use crate::series::{CancelSeries, ChangeSeries, CreateSeries, Created, OnConflict, SeriesChange, WithOccurrences};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
     use ErrorCode::*;
-    let rules = crate::rooms::http::BOOKING_RULES;
+    let rules = BOOKING_RULES;
     api.route(
         Method::POST,
         "/series",
@@ -32,7 +34,8 @@ pub fn routes(api: &mut Api) {
         .idempotent(true)
         .body::<CreateSeriesBody>()
         .errors(&rules)
-        .errors(&[SeriesTooLong, InvalidRecurrence, QuotaExceeded, SeriesConflict]),
+        .errors(&[SeriesTooLong, InvalidRecurrence, QuotaExceeded, SeriesConflict])
+        .runs(&create::CREATE),
         create_series,
     )
     .route(
@@ -55,7 +58,8 @@ pub fn routes(api: &mut Api) {
         .idempotent(false)
         .body::<UpdateSeriesBody>()
         .errors(&rules)
-        .errors(&[NotFound, NotOrganizer, SeriesConflict]),
+        .errors(&[NotFound, NotOrganizer, SeriesConflict])
+        .runs(&change::UPDATE),
         update_series,
     )
     .route(
@@ -70,7 +74,8 @@ pub fn routes(api: &mut Api) {
         .owner()
         .idempotent(false)
         .body::<CancelSeriesBody>()
-        .errors(&[NotFound, NotOrganizer]),
+        .errors(&[NotFound, NotOrganizer])
+        .runs(&cancel::CANCEL),
         cancel_series,
     );
 }
@@ -101,19 +106,18 @@ async fn create_series(
     ApiJson(body): ApiJson<CreateSeriesBody>,
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
-    let new = NewSeries {
+    let command = CreateSeries {
         title: Title::parse(&body.title)?,
         rooms: RequestedRooms::parse(&body.rooms)?,
         first: TimeRange::new(body.starts_at, body.ends_at)?,
-        recurrence: Recurrence::parse(&body.recurrence, state.timezone)?,
+        recurrence: Recurrence::parse(&body.recurrence, state.policy.timezone)?,
         on_conflict: body.on_conflict.unwrap_or(OnConflict::Fail),
         organizer_name: match &body.organizer_name {
             Some(name) => Title::parse_field("organizerName", name)?,
             None => Title::parse_field("organizerName", cmd.caller.tenant.as_str())?,
         },
     };
-    let outcome = super::create(&state, &cmd.acting, key, &new).await?;
-    Ok(outcome.into_response(true))
+    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
 }
 
 async fn get_series(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
@@ -161,8 +165,8 @@ async fn update_series(
         return Err(ApiError::malformed("body", "give a title, a startTime or an endTime"));
     }
     let keyed = cmd.key.is_some();
-    let outcome = super::change(&state, &cmd.acting, cmd.key, id.into_inner(), &change).await?;
-    Ok(outcome.into_response(keyed))
+    let command = ChangeSeries { id: id.into_inner(), change };
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -182,9 +186,8 @@ async fn cancel_series(
     ApiJson(body): ApiJson<CancelSeriesBody>,
 ) -> Result<HttpResponse, ApiError> {
     let keyed = cmd.key.is_some();
-    let outcome =
-        super::cancel(&state, &cmd.acting, cmd.key, id.into_inner(), CancelSeries { from: body.from }).await?;
-    Ok(outcome.into_response(keyed))
+    let command = CancelSeries { id: id.into_inner(), from: body.from };
+    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
 }
 
 /// An optional RFC 3339 instant with an offset.

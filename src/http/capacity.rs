@@ -1,26 +1,23 @@
-//! JSON routes of SPEC §7.1. Every POST needs `Idempotency-Key` and goes
-//! through the idempotency runner; every route but the resource list needs
+//! JSON routes of SPEC §7.1. Every POST needs `Idempotency-Key` and runs
+//! its command through the pipeline; every route but the resource list needs
 //! `X-Reservation-Owner`, and reads are for the owner only.
 
 use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
-use scoped_futures::ScopedBoxFuture;
-use scoped_futures::ScopedFutureExt;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use super::domain::{self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, ResourceView, UnitsAsk};
-use super::holds;
-use super::waitlist;
-use super::{owner_mismatch, resources};
-use crate::auth::{Caller, OwnerDigest};
-use crate::db::{Conn, DbError};
+use super::extract::{AdminCaller, AdminCommand, ApiCaller, ApiCommand, ApiJson, IdemKey, Owner};
+use super::openapi::{Api, Op, Tag};
+use super::respond;
+use crate::auth::OwnerDigest;
+use crate::capacity::commands::*;
+use crate::capacity::domain::{self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, ResourceView, UnitsAsk};
+use crate::capacity::{holds, owner_mismatch, resources, waitlist};
+use crate::command::{Command, Principal};
+use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
-use crate::http::extract::{AdminCaller, AdminCommand, ApiCaller, ApiJson, IdemKey, Owner};
-use crate::http::openapi::{Api, Op, Tag};
-use crate::idempotency::{run_command, CommandError, Fingerprint, Scope, StoredResponse};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
@@ -42,7 +39,8 @@ pub fn routes(api: &mut Api) {
             .owner()
             .idempotent(true)
             .body::<NewResourceBody>()
-            .errors(&[ResourceCodeTaken]),
+            .errors(&[ResourceCodeTaken])
+            .runs(&CREATE_RESOURCE),
         create_resource,
     )
     .route(
@@ -54,7 +52,8 @@ pub fn routes(api: &mut Api) {
             PolicyVersionMismatch,
             ResourceClosed,
             AdmissionRejected,
-        ]),
+        ])
+        .runs(&CREATE_HOLD),
         create_hold,
     )
     .route(
@@ -68,7 +67,7 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/holds/{id}/confirm",
-        post("confirmHold", "confirm a held hold", 200).body::<TransitionBody>().errors(&hold_rules),
+        post("confirmHold", "confirm a held hold", 200).body::<TransitionBody>().errors(&hold_rules).runs(&CONFIRM_HOLD),
         confirm_hold,
     )
     .route(
@@ -76,7 +75,8 @@ pub fn routes(api: &mut Api) {
         "/holds/{id}/cancel",
         post("cancelHold", "cancel a hold; units go to the next waiter or back", 200)
             .body::<TransitionBody>()
-            .errors(&hold_rules),
+            .errors(&hold_rules)
+            .runs(&CANCEL_HOLD),
         cancel_hold,
     )
     .route(
@@ -85,7 +85,8 @@ pub fn routes(api: &mut Api) {
         post("extendHold", "extend a held hold, never past its maximum lifetime", 200)
             .body::<ExtendBody>()
             .errors(&hold_rules)
-            .errors(&[HoldLifetimeExceeded]),
+            .errors(&[HoldLifetimeExceeded])
+            .runs(&EXTEND_HOLD),
         extend_hold,
     )
     .route(
@@ -103,7 +104,8 @@ pub fn routes(api: &mut Api) {
                 ResourceClosed,
                 QuantityExceedsCapacity,
                 AlreadyWaiting,
-            ]),
+            ])
+            .runs(&JOIN_WAITLIST),
         join_waitlist,
     )
     .route(
@@ -121,7 +123,8 @@ pub fn routes(api: &mut Api) {
             .owner()
             .idempotent(true)
             .body::<RevisionBody>()
-            .errors(&[NotFound, OwnerMismatch, InvalidState, StaleRevision]),
+            .errors(&[NotFound, OwnerMismatch, InvalidState, StaleRevision])
+            .runs(&LEAVE_WAITLIST),
         leave_waitlist,
     )
     .route(
@@ -139,7 +142,8 @@ pub fn routes(api: &mut Api) {
             .owner()
             .idempotent(true)
             .body::<RevisionBody>()
-            .errors(&offer_rules),
+            .errors(&offer_rules)
+            .runs(&ACCEPT_OFFER),
         accept_offer,
     )
     .route(
@@ -149,7 +153,8 @@ pub fn routes(api: &mut Api) {
             .owner()
             .idempotent(true)
             .body::<RevisionBody>()
-            .errors(&offer_rules),
+            .errors(&offer_rules)
+            .runs(&DECLINE_OFFER),
         decline_offer,
     )
     .route(
@@ -165,7 +170,8 @@ pub fn routes(api: &mut Api) {
         .owner_optional()
         .idempotent(true)
         .body::<RevisionBody>()
-        .errors(&[NotFound, InvalidState, StaleRevision]),
+        .errors(&[NotFound, InvalidState, StaleRevision])
+        .runs(&EVICT_ENTRY),
         evict_entry,
     );
 }
@@ -177,39 +183,11 @@ pub struct ResourcesReply {
     resources: Vec<ResourceView>,
 }
 
-/// Who acts, for whom, under which idempotency key.
-struct Acting<'a> {
-    state: &'a AppState,
-    caller: &'a Caller,
-    digest: &'a OwnerDigest,
-    key: IdemKey,
-}
-
-/// Runs one owner's command once per idempotency scope and answers with
-/// `status` and the command's JSON (or its stored rejection).
-async fn once<'a, T, F>(
-    acting: Acting<'a>,
-    operation: &'static str,
-    payload: serde_json::Value,
-    status: u16,
-    command: F,
-) -> Result<HttpResponse, ApiError>
-where
-    T: serde::Serialize + Send + 'a,
-    F: for<'r> Fn(&'r mut Conn, DateTime<Utc>) -> ScopedBoxFuture<'a, 'r, Result<T, CommandError>> + Send + Sync + 'a,
-{
-    let Acting { state, caller, digest, key } = acting;
-    let scope = Scope { tenant: caller.tenant.clone(), operation, key: key.required()? };
-    let fingerprint = Fingerprint::compute(operation, &payload, digest);
-    let command = &command;
-    let outcome = run_command(&state.runner(), Some((scope, fingerprint)), move |conn, now| {
-        async move { Ok(StoredResponse::json(status, &command(conn, now).await?)) }.scope_boxed()
-    })
-    .await?;
-    if operation == "hold.create" {
-        crate::metrics::command_result(&state.metrics.holds, &outcome, "created");
-    }
-    Ok(outcome.into_response(true))
+/// Runs a capacity command (every one needs a key) and answers with its
+/// stored response.
+async fn keyed<C: Command>(state: &AppState, cmd: ApiCommand, command: C) -> Result<HttpResponse, ApiError> {
+    let key = cmd.required_key()?;
+    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
 }
 
 async fn list_resources(state: web::Data<AppState>, _: ApiCaller) -> Result<HttpResponse, ApiError> {
@@ -226,18 +204,9 @@ async fn create_resource(
     key: IdemKey,
     ApiJson(body): ApiJson<NewResourceBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let new = NewResource::parse(body)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = serde_json::to_value(&new).unwrap_or_default();
-    let new = &new;
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "resource.create",
-        payload,
-        201,
-        move |conn, now| async move { resources::create(conn, new, now).await.map(ResourceView::from) }.scope_boxed(),
-    )
-    .await
+    let command = CreateResource(NewResource::parse(body)?);
+    let principal = Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), Some(&owner.0));
+    keyed(&state, ApiCommand { principal, key: key.0, caller }, command).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -250,25 +219,12 @@ pub struct HoldBody {
 
 async fn create_hold(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let resource_id = id.into_inner();
     let ask = UnitsAsk::parse(body.quantity, body.expected_resource_revision, body.policy_version)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = ask.payload(resource_id);
-    let (d, ttl) = (&digest, state.hold_ttl);
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "hold.create",
-        payload,
-        201,
-        move |conn, now| async move { holds::create(conn, resource_id, d, ask, now, ttl).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, CreateHold { resource_id: id.into_inner(), ask }).await
 }
 
 /// Answers an owner-only read: 404 when missing, 403 for anyone else.
@@ -303,52 +259,32 @@ pub struct TransitionBody {
     policy_version: Option<i64>,
 }
 
+impl TransitionBody {
+    fn parse(self, hold_id: i64) -> Result<HoldTransition, ApiError> {
+        Ok(HoldTransition {
+            hold_id,
+            expected_revision: domain::parse_revision("expectedRevision", self.expected_revision)?,
+            policy_version: domain::parse_policy(self.policy_version)?,
+        })
+    }
+}
+
 async fn confirm_hold(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<TransitionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let policy = domain::parse_policy(body.policy_version)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = json!({ "holdId": id, "expectedRevision": expected, "policyVersion": policy });
-    let d = &digest;
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "hold.confirm",
-        payload,
-        200,
-        move |conn, now| async move { holds::confirm(conn, id, d, expected, policy, now).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, ConfirmHold(body.parse(id.into_inner())?)).await
 }
 
 async fn cancel_hold(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<TransitionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let policy = domain::parse_policy(body.policy_version)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = json!({ "holdId": id, "expectedRevision": expected, "policyVersion": policy });
-    let (d, ttl) = (&digest, state.offer_ttl);
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "hold.cancel",
-        payload,
-        200,
-        move |conn, now| async move { holds::cancel(conn, id, d, expected, policy, now, ttl).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, CancelHold(body.parse(id.into_inner())?)).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -360,49 +296,26 @@ pub struct ExtendBody {
 
 async fn extend_hold(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<ExtendBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let by = ExtendBy::parse(body.extend_by_seconds)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = json!({ "holdId": id, "expectedRevision": expected, "extendBySeconds": by.seconds() });
-    let (d, max) = (&digest, state.hold_max_lifetime);
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "hold.extend",
-        payload,
-        200,
-        move |conn, now| async move { holds::extend(conn, id, d, expected, by, max, now).await }.scope_boxed(),
-    )
-    .await
+    let command = ExtendHold {
+        hold_id: id.into_inner(),
+        expected_revision: domain::parse_revision("expectedRevision", body.expected_revision)?,
+        by: ExtendBy::parse(body.extend_by_seconds)?,
+    };
+    keyed(&state, cmd, command).await
 }
 
 async fn join_waitlist(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<HoldBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let resource_id = id.into_inner();
     let ask = UnitsAsk::parse(body.quantity, body.expected_resource_revision, body.policy_version)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = ask.payload(resource_id);
-    let d = &digest;
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "waitlist.join",
-        payload,
-        201,
-        move |conn, now| async move { waitlist::join(conn, resource_id, d, ask, now).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, JoinWaitlist { resource_id: id.into_inner(), ask }).await
 }
 
 async fn get_entry(
@@ -422,27 +335,19 @@ pub struct RevisionBody {
     expected_revision: Option<i64>,
 }
 
+impl RevisionBody {
+    fn revision(&self) -> Result<Option<i64>, ApiError> {
+        domain::parse_revision("expectedRevision", self.expected_revision)
+    }
+}
+
 async fn leave_waitlist(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<RevisionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = json!({ "entryId": id, "expectedRevision": expected });
-    let (d, ttl) = (&digest, state.offer_ttl);
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "waitlist.cancel",
-        payload,
-        200,
-        move |conn, now| async move { waitlist::leave(conn, id, d, expected, now, ttl).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, LeaveWaitlist { entry_id: id.into_inner(), expected_revision: body.revision()? }).await
 }
 
 async fn get_offer(
@@ -458,48 +363,20 @@ async fn get_offer(
 
 async fn accept_offer(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<RevisionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = json!({ "offerId": id, "expectedRevision": expected });
-    let d = &digest;
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "offer.accept",
-        payload,
-        200,
-        move |conn, now| async move { waitlist::accept(conn, id, d, expected, now).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, AcceptOffer { offer_id: id.into_inner(), expected_revision: body.revision()? }).await
 }
 
 async fn decline_offer(
     state: web::Data<AppState>,
-    ApiCaller(caller): ApiCaller,
-    owner: Owner,
-    key: IdemKey,
+    cmd: ApiCommand,
     id: web::Path<i64>,
     ApiJson(body): ApiJson<RevisionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let digest = owner.digest(&state, &caller);
-    let payload = json!({ "offerId": id, "expectedRevision": expected });
-    let (d, ttl) = (&digest, state.offer_ttl);
-    once(
-        Acting { state: &state, caller: &caller, digest: &digest, key },
-        "offer.decline",
-        payload,
-        200,
-        move |conn, now| async move { waitlist::decline(conn, id, d, expected, now, ttl).await }.scope_boxed(),
-    )
-    .await
+    keyed(&state, cmd, DeclineOffer { offer_id: id.into_inner(), expected_revision: body.revision()? }).await
 }
 
 /// `POST /api/admin/waitlist/{id}/evict` (admin key, SPEC §13).
@@ -509,16 +386,5 @@ async fn evict_entry(
     id: web::Path<i64>,
     ApiJson(body): ApiJson<RevisionBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let key = cmd.required_key()?;
-    let expected = domain::parse_revision("expectedRevision", body.expected_revision)?;
-    let payload = json!({ "entryId": id, "expectedRevision": expected });
-    let ttl = state.offer_ttl;
-    let outcome = cmd
-        .acting
-        .run(&state, "waitlist.evict", Some(key), &payload, 200, move |conn, now| {
-            async move { waitlist::evict(conn, id, expected, now, ttl).await }.scope_boxed()
-        })
-        .await?;
-    Ok(outcome.into_response(true))
+    keyed(&state, cmd, EvictEntry { entry_id: id.into_inner(), expected_revision: body.revision()? }).await
 }

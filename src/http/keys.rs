@@ -7,8 +7,8 @@ use actix_web::http::Method;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
-use super::api_key::{Role, Tenant};
-use super::keys::{self, KeyEntry, NewKey};
+use crate::auth::api_key::{Role, Tenant};
+use crate::auth::keys::{self, KeyEntry, NewKey};
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{AdminCaller, ApiJson};

@@ -1,0 +1,54 @@
+//! Admin JSON routes of operations (SPEC §13): the consistency report, an
+//! on-demand sweep, and the re-drive of an exhausted delivery.
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+
+use super::extract::{AdminCaller, ApiJson, IdemKey, Owner};
+use super::respond;
+use crate::command::Principal;
+use crate::consistency;
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::outbox::Redrive;
+use crate::state::AppState;
+use crate::sweeper::{SweepNow, MAX_RESOURCES};
+
+pub async fn consistency(state: web::Data<AppState>, _: AdminCaller) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let report = consistency::run(&mut conn, state.check_context()).await?;
+    Ok(HttpResponse::Ok().json(report))
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SweepBody {
+    max_resources: Option<i64>,
+}
+
+pub async fn sweep(
+    state: web::Data<AppState>,
+    AdminCaller(caller): AdminCaller,
+    owner: Owner,
+    key: IdemKey,
+    ApiJson(body): ApiJson<SweepBody>,
+) -> Result<HttpResponse, ApiError> {
+    let max_resources = body.max_resources.unwrap_or(MAX_RESOURCES);
+    if !(1..=MAX_RESOURCES).contains(&max_resources) {
+        return Err(ApiError::malformed("maxResources", "must be 1-32"));
+    }
+    let key = key.required()?;
+    let principal = Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), Some(&owner.0));
+    let command = SweepNow { sweeper: &state.sweeper, max_resources };
+    Ok(respond(state.pipeline.execute(&principal, Some(key), &command).await?, true))
+}
+
+pub async fn redrive(
+    state: web::Data<AppState>,
+    AdminCaller(caller): AdminCaller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let principal = Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), None);
+    let command = Redrive { delivery_id: id.into_inner() };
+    Ok(respond(state.pipeline.execute(&principal, None, &command).await?, false))
+}

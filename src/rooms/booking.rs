@@ -1,0 +1,250 @@
+//! A booking as every door reads it (the view type of the API, pages,
+//! feeds and mail) and the reads of bookings: by id, by window, by room, by
+//! organizer, pending ones, and a room's free intervals.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Text, Timestamptz};
+use diesel_async::RunQueryDsl;
+use serde::{Deserialize, Serialize};
+
+use super::domain::{Status, TimeRange};
+use crate::db::cached::CacheExt;
+use crate::db::Conn;
+
+/// A booking as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, QueryableByName, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Booking {
+    #[diesel(sql_type = Int8)]
+    pub id: i64,
+    #[diesel(sql_type = Text)]
+    pub title: String,
+    /// Display name of who booked (never decides who may change it).
+    #[diesel(sql_type = Text, column_name = organizer_name)]
+    pub organizer: String,
+    /// Room codes in position order.
+    #[diesel(sql_type = Array<Text>)]
+    pub rooms: Vec<String>,
+    #[diesel(sql_type = Timestamptz)]
+    pub starts_at: DateTime<Utc>,
+    #[diesel(sql_type = Timestamptz)]
+    pub ends_at: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub cancelled_at: Option<DateTime<Utc>>,
+    /// Starts at 1; every change adds 1.
+    #[diesel(sql_type = Int4)]
+    pub version: i32,
+    #[diesel(sql_type = Text)]
+    pub status: Status,
+    /// The series this booking is an occurrence of (null when single).
+    #[diesel(sql_type = Nullable<Int8>)]
+    pub series_id: Option<i64>,
+    #[diesel(sql_type = Bool)]
+    pub check_in_required: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub checked_in_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub released_at: Option<DateTime<Utc>>,
+    /// Decides who may change the booking; never serialised.
+    #[serde(skip)]
+    #[diesel(sql_type = Text)]
+    pub organizer_digest: String,
+    #[serde(skip)]
+    #[diesel(sql_type = Nullable<Int8>)]
+    pub organizer_staff_id: Option<i64>,
+    /// Changed or cancelled on its own: series edits leave it alone.
+    #[serde(skip)]
+    #[diesel(sql_type = Bool)]
+    pub is_exception: bool,
+    /// Where the series put it (its RECURRENCE-ID); null when single.
+    #[serde(skip)]
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub occurrence_start: Option<DateTime<Utc>>,
+    /// The last change (an event's DTSTAMP).
+    #[serde(skip)]
+    #[diesel(sql_type = Timestamptz)]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Booking {
+    /// A confirmed single booking for unit tests of what reads bookings.
+    #[cfg(test)]
+    pub fn example(id: i64, title: &str, rooms: &[&str], starts_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Booking {
+        Booking {
+            id,
+            title: title.into(),
+            organizer: "o".into(),
+            rooms: rooms.iter().map(|r| r.to_string()).collect(),
+            starts_at,
+            ends_at,
+            cancelled_at: None,
+            version: 1,
+            status: Status::Confirmed,
+            series_id: None,
+            check_in_required: false,
+            checked_in_at: None,
+            released_at: None,
+            organizer_digest: String::new(),
+            organizer_staff_id: None,
+            is_exception: false,
+            occurrence_start: None,
+            updated_at: DateTime::UNIX_EPOCH,
+        }
+    }
+
+    /// Whether it holds its rooms' time (and may be changed).
+    pub fn is_live(&self) -> bool {
+        matches!(self.status, Status::Confirmed | Status::Pending)
+    }
+
+    pub fn time(&self) -> TimeRange {
+        TimeRange::from_stored(self.starts_at, self.ends_at)
+    }
+}
+
+pub const BOOKING_COLUMNS: &str = "
+SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id, r.starts_at, r.ends_at,
+       r.cancelled_at, r.version, r.status, r.series_id, r.check_in_required, r.checked_in_at, r.released_at,
+       r.is_exception, r.occurrence_start, r.updated_at,
+       COALESCE(array_agg(rr.room ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL), '{}') AS rooms
+  FROM reservation r
+  LEFT JOIN reservation_room rr ON rr.reservation_id = r.id
+  LEFT JOIN room rm ON rm.code = rr.room";
+
+pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Booking>> {
+    diesel::sql_query(format!("{BOOKING_COLUMNS} WHERE r.id = $1 GROUP BY r.id"))
+        .bind::<Int8, _>(id)
+        .cached()
+        .get_result(conn)
+        .await
+        .optional()
+}
+
+/// Bookings overlapping `[from, to)`, by start time; live ones (confirmed,
+/// pending, released) unless `include_cancelled`.
+pub async fn list(
+    conn: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    include_cancelled: bool,
+) -> QueryResult<Vec<Booking>> {
+    diesel::sql_query(format!(
+        "{BOOKING_COLUMNS}
+          WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
+            AND ($3 OR r.status IN ('CONFIRMED', 'PENDING', 'RELEASED'))
+          GROUP BY r.id
+          ORDER BY r.starts_at, r.id"
+    ))
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<Bool, _>(include_cancelled)
+    .cached()
+    .load(conn)
+    .await
+}
+
+/// Bookings that hold time overlapping `[from, to)` in any of `rooms` (one
+/// area's day or week page), by start time.
+pub async fn list_in_rooms(
+    conn: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    rooms: &[String],
+) -> QueryResult<Vec<Booking>> {
+    diesel::sql_query(format!(
+        "{BOOKING_COLUMNS}
+          WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
+            AND r.status IN ('CONFIRMED', 'PENDING', 'RELEASED')
+            AND EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = ANY($3))
+          GROUP BY r.id
+          ORDER BY r.starts_at, r.id"
+    ))
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<Array<Text>, _>(rooms)
+    .cached()
+    .load(conn)
+    .await
+}
+
+/// A person's bookings ending after `from` (live and pending), by start.
+pub async fn list_of_organizer(
+    conn: &mut Conn,
+    organizer_digest: &str,
+    from: DateTime<Utc>,
+    limit: i64,
+) -> QueryResult<Vec<Booking>> {
+    diesel::sql_query(format!(
+        "{BOOKING_COLUMNS}
+          WHERE r.organizer_digest = $1 AND r.ends_at > $2 AND r.status IN ('CONFIRMED', 'PENDING')
+          GROUP BY r.id
+          ORDER BY r.starts_at, r.id
+          LIMIT $3"
+    ))
+    .bind::<Text, _>(organizer_digest)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Int8, _>(limit)
+    .cached()
+    .load(conn)
+    .await
+}
+
+
+pub async fn find_many(conn: &mut Conn, ids: &[i64]) -> QueryResult<Vec<Booking>> {
+    diesel::sql_query(format!("{BOOKING_COLUMNS} WHERE r.id = ANY($1) GROUP BY r.id ORDER BY r.starts_at, r.id"))
+        .bind::<Array<Int8>, _>(ids)
+        .cached()
+        .load(conn)
+        .await
+}
+
+
+/// Pending bookings, oldest request first (the approvals page).
+pub async fn pending(conn: &mut Conn, limit: i64) -> QueryResult<Vec<Booking>> {
+    diesel::sql_query(format!(
+        "{BOOKING_COLUMNS} WHERE r.status = 'PENDING' GROUP BY r.id ORDER BY r.created_at, r.id LIMIT $1"
+    ))
+    .bind::<Int8, _>(limit)
+    .cached()
+    .load(conn)
+    .await
+}
+
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FreeInterval {
+    #[diesel(sql_type = Timestamptz)]
+    pub starts_at: DateTime<Utc>,
+    #[diesel(sql_type = Timestamptz)]
+    pub ends_at: DateTime<Utc>,
+}
+
+/// Free intervals of a room within `[from, to)`, computed by PostgreSQL as the
+/// window minus the multirange of active bookings (seed 002 §트레이드오프).
+pub async fn free_intervals(
+    conn: &mut Conn,
+    room_code: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Vec<FreeInterval>> {
+    diesel::sql_query(
+        "SELECT lower(f) AS starts_at, upper(f) AS ends_at
+           FROM unnest(
+                  tstzmultirange(tstzrange($2, $3, '[)'))
+                  - COALESCE((SELECT range_agg(tstzrange(starts_at, ends_at, '[)'))
+                                FROM reservation_room
+                               WHERE room = $1 AND active
+                                 AND tstzrange(starts_at, ends_at, '[)') && tstzrange($2, $3, '[)')),
+                             '{}'::tstzmultirange)
+                ) AS f
+          ORDER BY 1",
+    )
+    .bind::<Text, _>(room_code)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .cached()
+    .load(conn)
+    .await
+}

@@ -1,0 +1,64 @@
+//! `booking.create`: one room or a linked run of rooms, on all or none (SPEC §2).
+
+use serde::Serialize;
+
+use super::{insert, Row};
+use crate::command::{Command, CommandError, Ctx, Operation, ResultCounter, Role};
+use crate::db::Conn;
+use crate::error::ApiError;
+use crate::rooms::booking::{find, Booking};
+use crate::rooms::domain::{RequestedRooms, TimeRange, Title};
+use crate::rooms::{access, events, rules};
+
+pub static CREATE: Operation =
+    Operation::new("booking.create", &[Role::Staff, Role::Admin, Role::Integration, Role::Display])
+        .creates()
+        .counted_in(ResultCounter::Bookings);
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateBooking {
+    pub title: Title,
+    pub rooms: RequestedRooms,
+    #[serde(flatten)]
+    pub range: TimeRange,
+    pub organizer_name: Title,
+}
+
+impl Command for CreateBooking {
+    type Output = Booking;
+
+    fn operation(&self) -> &'static Operation {
+        &CREATE
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
+        create(conn, self, ctx).await
+    }
+}
+
+async fn create(conn: &mut Conn, new: &CreateBooking, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
+    access::ensure_may_book(ctx.principal, new.rooms.codes()).map_err(CommandError::Invalid)?;
+    // Inside the command, so that a retry after the start time replays the
+    // first answer instead of being judged afresh.
+    new.range.ensure_not_past(ctx.now)?;
+    let quota = rules::Quota::lock(conn, ctx).await?;
+    let rooms = rules::resolve(conn, new.rooms.codes(), &new.range, ctx).await?;
+    quota.ensure_room_for(conn, ctx, 1, None).await?;
+    let row = Row {
+        title: new.title.as_str(),
+        organizer_name: new.organizer_name.as_str(),
+        range: new.range,
+        status: rules::initial_status(&rooms, ctx),
+        check_in_required: rooms.check_in_required(),
+        series: None,
+    };
+    let id = insert(conn, &row, &rooms.codes(), ctx).await?;
+    let booking = find(conn, id).await?.ok_or_else(ApiError::internal)?;
+    events::created(conn, &[&booking], ctx).await?;
+    Ok(booking)
+}

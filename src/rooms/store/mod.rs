@@ -1,0 +1,202 @@
+//! The booking engine's writes (seed 002, SPEC §2, §11, §12), one file per
+//! command; this file holds what they share. Every write touches
+//! `reservation_room` in room order, one statement per row, in the caller's
+//! transaction, and keeps the copies equal to the parent. Overlaps are decided
+//! by the EXCLUDE constraint alone: `INSERT … ON CONFLICT DO NOTHING` answers an
+//! overlap with zero rows instead of an error (and, unlike a plain INSERT or
+//! UPDATE, cannot deadlock against another speculative insert, seed 002 §교착).
+//! Every change is recorded in the booking's history and announced through
+//! the outbox by the same transaction (`events`).
+//!
+//! Lock order of every writer: the organizer's quota lock, then the rooms
+//! (share), then the reservation row, then its room copies. A retirement
+//! takes the room row, then reservations; nothing waits the other way round.
+
+pub mod cancel;
+pub mod create;
+pub mod decide;
+pub mod move_to;
+pub mod retire_room;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::Bool;
+use diesel_async::RunQueryDsl;
+
+use super::booking::{find, find_many, Booking};
+use super::domain::{Status, TimeRange};
+use super::{access, events};
+use crate::command::{CommandError, Ctx, Principal};
+use crate::db::schema::{reservation, reservation_room};
+use crate::db::Conn;
+use crate::error::{ApiError, ErrorCode};
+use crate::history::Action;
+
+pub use cancel::CancelBooking;
+pub use create::CreateBooking;
+pub use decide::DecideBooking;
+pub use move_to::MoveBooking;
+pub use retire_room::{Retire, RetireRoom};
+
+/// Writes one room copy; `false` when the room is taken at that time.
+pub(crate) async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range: &TimeRange) -> QueryResult<bool> {
+    let inserted = diesel::insert_into(reservation_room::table)
+        .values((
+            reservation_room::reservation_id.eq(id),
+            reservation_room::room.eq(room_code),
+            reservation_room::starts_at.eq(range.starts_at()),
+            reservation_room::ends_at.eq(range.ends_at()),
+            reservation_room::active.eq(true),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(inserted == 1)
+}
+
+/// What a new reservation row holds.
+pub struct Row<'a> {
+    pub title: &'a str,
+    pub organizer_name: &'a str,
+    pub range: TimeRange,
+    pub status: Status,
+    pub check_in_required: bool,
+    /// The series and where it put this occurrence.
+    pub series: Option<(i64, DateTime<Utc>)>,
+}
+
+/// Inserts a reservation and its room copies (rooms in position order); a
+/// taken room is `RoomTimeTaken` (the caller's savepoint rolls back). Returns
+/// the new id.
+pub async fn insert(conn: &mut Conn, row: &Row<'_>, rooms: &[String], ctx: &Ctx<'_>) -> Result<i64, CommandError> {
+    let id: i64 = diesel::insert_into(reservation::table)
+        .values((
+            reservation::title.eq(row.title),
+            reservation::organizer_name.eq(row.organizer_name),
+            reservation::organizer_digest.eq(ctx.principal.digest().as_str()),
+            reservation::organizer_staff_id.eq(ctx.principal.staff_id()),
+            reservation::starts_at.eq(row.range.starts_at()),
+            reservation::ends_at.eq(row.range.ends_at()),
+            reservation::status.eq(row.status.as_str()),
+            reservation::check_in_required.eq(row.check_in_required),
+            reservation::series_id.eq(row.series.map(|s| s.0)),
+            reservation::occurrence_start.eq(row.series.map(|s| s.1)),
+            reservation::created_at.eq(ctx.now),
+            reservation::updated_at.eq(ctx.now),
+        ))
+        .returning(reservation::id)
+        .get_result(conn)
+        .await?;
+    for code in rooms {
+        if !claim_room(conn, id, code, &row.range).await? {
+            return Err(ApiError::room_time_taken().into());
+        }
+    }
+    Ok(id)
+}
+
+/// Locks the parent row and checks who may `act` on it, its state and version.
+pub async fn lock_for(
+    conn: &mut Conn,
+    id: i64,
+    principal: &Principal,
+    act: access::Act,
+    expected_version: Option<i32>,
+) -> Result<Booking, CommandError> {
+    let locked: Option<i64> =
+        reservation::table.find(id).select(reservation::id).for_update().first(conn).await.optional()?;
+    if locked.is_none() {
+        return Err(ApiError::not_found("booking").into());
+    }
+    let booking = find(conn, id).await?.ok_or_else(|| ApiError::not_found("booking"))?;
+    if !access::may(principal, &booking, act) {
+        return Err(access::not_organizer().into());
+    }
+    if !booking.is_live() {
+        return Err(invalid_state(booking.status).into());
+    }
+    if let Some(expected) = expected_version {
+        if expected != booking.version {
+            return Err(ApiError::new(ErrorCode::VersionConflict, "예약이 그사이 바뀌었습니다. 다시 불러와 주세요.")
+                .with_details(serde_json::json!({ "expectedVersion": expected, "currentVersion": booking.version }))
+                .with_current_revision(i64::from(booking.version))
+                .into());
+        }
+    }
+    Ok(booking)
+}
+
+pub fn invalid_state(status: Status) -> ApiError {
+    let text = match status {
+        Status::Cancelled => "이미 취소된 예약입니다.",
+        Status::Rejected => "거절된 예약입니다.",
+        Status::Released => "자동 반납된 예약입니다.",
+        Status::Pending => "승인을 기다리는 예약입니다.",
+        Status::Confirmed => "확정된 예약입니다.",
+    };
+    ApiError::new(ErrorCode::InvalidState, text).with_details(serde_json::json!({ "state": status.as_str() }))
+}
+
+/// CANCELLED with its copies inactive, for live bookings among `ids`;
+/// `exception` marks series occurrences cancelled on their own.
+pub(crate) async fn set_cancelled(conn: &mut Conn, ids: &[i64], now: DateTime<Utc>, exception: bool) -> QueryResult<Vec<i64>> {
+    let cancelled: Vec<i64> = diesel::update(
+        reservation::table
+            .filter(reservation::id.eq_any(ids))
+            .filter(reservation::status.eq_any([Status::Confirmed.as_str(), Status::Pending.as_str()])),
+    )
+    .set((
+        reservation::status.eq(Status::Cancelled.as_str()),
+        reservation::cancelled_at.eq(now),
+        reservation::is_exception.eq(reservation::is_exception.or(exception.into_sql::<Bool>())),
+        reservation::version.eq(reservation::version + 1),
+        reservation::updated_at.eq(now),
+    ))
+    .returning(reservation::id)
+    .get_results(conn)
+    .await?;
+    deactivate_copies(conn, &cancelled).await?;
+    Ok(cancelled)
+}
+
+pub(crate) async fn deactivate_copies(conn: &mut Conn, ids: &[i64]) -> QueryResult<()> {
+    if !ids.is_empty() {
+        diesel::update(reservation_room::table.filter(reservation_room::reservation_id.eq_any(ids)))
+            .set(reservation_room::active.eq(false))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Cancels the given live bookings whole (every room of each) as one set:
+/// a retired room's future bookings, a series from a date on. `exception`
+/// is false when the series itself cancels them. Returns the cancelled ones.
+pub async fn cancel_many(
+    conn: &mut Conn,
+    ids: &[i64],
+    ctx: &Ctx<'_>,
+    exception: bool,
+) -> Result<Vec<Booking>, CommandError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    // Row locks in id order, the order of every multi-booking write.
+    let _: Vec<i64> = reservation::table
+        .filter(reservation::id.eq_any(&ids))
+        .order(reservation::id)
+        .select(reservation::id)
+        .for_update()
+        .load(conn)
+        .await?;
+    let before = find_many(conn, &ids).await?;
+    let cancelled = set_cancelled(conn, &ids, ctx.now, exception).await?;
+    let after = find_many(conn, &cancelled).await?;
+    let pairs: Vec<(&Booking, &Booking)> =
+        after.iter().filter_map(|a| before.iter().find(|b| b.id == a.id).map(|b| (b, a))).collect();
+    events::changed_many(conn, &pairs, Action::Cancelled, ctx).await?;
+    Ok(after)
+}
+

@@ -1,0 +1,91 @@
+//! `booking.move`: new times (and optionally a new title) for a live
+//! booking, re-checked like a new one. Each room copy is replaced in room
+//! order; the deleted old copy no longer counts, so a move never conflicts
+//! with its own old time.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use serde::Serialize;
+
+use super::{claim_room, lock_for};
+use crate::command::{Command, CommandError, Ctx, On, Operation, Role};
+use crate::db::schema::{reservation, reservation_room};
+use crate::db::Conn;
+use crate::error::ApiError;
+use crate::rooms::access::Act;
+use crate::rooms::booking::{find, Booking};
+use crate::rooms::domain::{Status, TimeRange, Title};
+use crate::rooms::{events, rules};
+
+pub static MOVE: Operation = Operation::new("booking.move", &[Role::Staff, Role::Admin, Role::Integration]);
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    #[serde(flatten)]
+    pub range: TimeRange,
+    pub title: Option<Title>,
+    pub expected_version: Option<i32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MoveBooking {
+    pub id: i64,
+    pub change: Change,
+}
+
+impl Command for MoveBooking {
+    type Output = Booking;
+
+    fn operation(&self) -> &'static Operation {
+        &MOVE
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::to_value(On { id: self.id, change: &self.change }).unwrap_or_default()
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
+        move_to(conn, self.id, &self.change, ctx).await
+    }
+}
+
+async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
+    change.range.ensure_not_past(ctx.now)?;
+    let quota = rules::Quota::lock(conn, ctx).await?;
+    let current_rooms = find(conn, id).await?.ok_or_else(|| ApiError::not_found("booking"))?.rooms;
+    let rooms = rules::resolve(conn, &current_rooms, &change.range, ctx).await?;
+    let before = lock_for(conn, id, ctx.principal, Act::Change, change.expected_version).await?;
+    quota.ensure_room_for(conn, ctx, 1, Some(id)).await?;
+    let title = change.title.as_ref().map_or(before.title.as_str(), Title::as_str).to_owned();
+    let retimed = change.range != before.time();
+    // A new time in a room that needs approval needs approval again.
+    let status = match rules::initial_status(&rooms, ctx) {
+        Status::Pending if retimed => Status::Pending,
+        _ => before.status,
+    };
+    diesel::update(reservation::table.find(id))
+        .set((
+            reservation::title.eq(&title),
+            reservation::starts_at.eq(change.range.starts_at()),
+            reservation::ends_at.eq(change.range.ends_at()),
+            reservation::status.eq(status.as_str()),
+            reservation::is_exception.eq(before.series_id.is_some() || before.is_exception),
+            reservation::checked_in_at.eq(if retimed { None } else { before.checked_in_at }),
+            reservation::version.eq(reservation::version + 1),
+            reservation::updated_at.eq(ctx.now),
+        ))
+        .execute(conn)
+        .await?;
+    if retimed {
+        for code in rooms.codes() {
+            diesel::delete(reservation_room::table.find((id, &code))).execute(conn).await?;
+            if !claim_room(conn, id, &code, &change.range).await? {
+                return Err(ApiError::room_time_taken().into());
+            }
+        }
+    }
+    let after = find(conn, id).await?.ok_or_else(ApiError::internal)?;
+    events::changed(conn, &before, &after, ctx).await?;
+    Ok(after)
+}
