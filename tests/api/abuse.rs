@@ -653,40 +653,63 @@ async fn the_document_lists_the_new_route_and_codes() {
     says(&doc["paths"]["/api/holds/{id}/extend"]["post"], "409", "HOLD_LIFETIME_EXCEEDED");
 }
 
+/// A raw `INSERT` into the waitlist, as a command of the test's own: no
+/// `ON CONFLICT` words the refusal, so the index alone judges it.
+struct RawWaitlistInsert;
+
+static RAW_JOIN: yeyak::command::Operation =
+    yeyak::command::Operation::new("waitlist.join", &[yeyak::command::Role::Integration]).creates();
+
+const RAW_INSERT: &str = "INSERT INTO waitlist_entry (resource_id, owner_digest, sequence, state, quantity, policy_version, created_at, updated_at)
+                  SELECT 1, 'same-owner', coalesce(max(sequence), 0) + 1, 'WAITING', 1, 1, now(), now() FROM waitlist_entry";
+
+impl yeyak::command::Command for RawWaitlistInsert {
+    type Output = Value;
+
+    fn operation(&self) -> &'static yeyak::command::Operation {
+        &RAW_JOIN
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({})
+    }
+
+    async fn run(
+        &self,
+        conn: &mut yeyak::db::Conn,
+        _: &yeyak::command::Ctx<'_>,
+    ) -> Result<Value, yeyak::command::CommandError> {
+        use diesel_async::RunQueryDsl;
+        diesel::sql_query(RAW_INSERT).execute(conn).await?;
+        Ok(json!({}))
+    }
+}
+
 /// The index is the judge even where no `ON CONFLICT` words the refusal: a
-/// raw violation inside any command is classified, stored by the runner as a
-/// 409 `ALREADY_WAITING` like `ROOM_TIME_TAKEN`, and replayed with its key.
+/// raw violation inside any command is classified, stored by the pipeline as
+/// a 409 `ALREADY_WAITING` like `ROOM_TIME_TAKEN`, and replayed with its key.
 #[tokio::test]
 async fn the_runner_stores_a_violation_of_the_one_entry_index_as_a_409() {
-    use diesel_async::RunQueryDsl;
-    use scoped_futures::ScopedFutureExt;
-    use yeyak::idempotency::{run_command, Fingerprint, IdempotencyKey, Outcome, Scope, StoredResponse};
+    use yeyak::idempotency::IdempotencyKey;
 
     let app = TestApp::spawn().await;
-    let insert = "INSERT INTO waitlist_entry (resource_id, owner_digest, sequence, state, quantity, policy_version, created_at, updated_at)
-                  SELECT 1, 'same-owner', coalesce(max(sequence), 0) + 1, 'WAITING', 1, 1, now(), now() FROM waitlist_entry";
     app.db()
         .await
-        .batch_execute(&format!("{insert}; UPDATE capacity_resource SET waiting_count = 1 WHERE id = 1"))
+        .batch_execute(&format!("{RAW_INSERT}; UPDATE capacity_resource SET waiting_count = 1 WHERE id = 1"))
         .await
         .unwrap();
     let tenant = yeyak::auth::api_key::Tenant::parse("t1").unwrap();
-    let owner = yeyak::auth::OwnerDigest::of_owner(b"k", &tenant, &yeyak::auth::OwnerId::parse("o").unwrap());
-    let scope = Scope { tenant, operation: "waitlist.join", key: IdempotencyKey::parse("raw").unwrap() };
-    let fingerprint = Fingerprint::compute("waitlist.join", &json!({}), &owner);
-    let runner = app.state.runner();
-    let run = || {
-        run_command(&runner, Some((scope.clone(), fingerprint.clone())), move |conn, _| {
-            async move {
-                diesel::sql_query(insert).execute(conn).await?;
-                Ok(StoredResponse::json(201, &json!({})))
-            }
-            .scope_boxed()
-        })
-    };
-    let Outcome::Fresh(first) = run().await.unwrap() else { panic!("runs fresh") };
-    assert_eq!(first.status, 409, "{}", first.body);
-    assert!(first.body.contains("ALREADY_WAITING"), "{}", first.body);
-    assert_eq!(run().await.unwrap(), Outcome::Replayed(first));
+    let owner = yeyak::auth::OwnerId::parse("o").unwrap();
+    let principal = yeyak::command::Principal::api_key(b"k", &tenant, false, Some(&owner));
+    let run = || app.state.pipeline.execute(&principal, Some(IdempotencyKey::parse("raw").unwrap()), &RawWaitlistInsert);
+    let first = run().await.unwrap();
+    assert!(!first.replayed);
+    assert_eq!(first.response.status, 409, "{}", first.response.body);
+    assert!(first.response.body.contains("ALREADY_WAITING"), "{}", first.response.body);
+    assert_eq!(first.answer.as_ref().unwrap_err().code, yeyak::error::ErrorCode::AlreadyWaiting);
+    let again = run().await.unwrap();
+    assert!(again.replayed, "the stored refusal is replayed");
+    assert_eq!(again.response, first.response);
+    assert_eq!(again.answer.unwrap_err().code, yeyak::error::ErrorCode::AlreadyWaiting);
     assert_eq!(app.count("SELECT count(*) FROM waitlist_entry").await, 1);
 }

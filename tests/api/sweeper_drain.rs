@@ -9,7 +9,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use tokio::sync::Barrier;
 use yeyak::clock::Clock;
-use yeyak::sweeper::{store, SweepSummary, Sweeper};
+use yeyak::capacity::expiry as store;
+use yeyak::sweeper::{SweepSummary, Sweeper};
 
 use crate::helpers::*;
 

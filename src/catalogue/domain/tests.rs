@@ -1,4 +1,5 @@
 use super::*;
+use crate::error::ErrorCode;
 
 fn room(code: &str, area: &str, suite: Option<&str>, position: i32) -> Room {
     Room {
