@@ -24,6 +24,7 @@ pub mod http;
 pub mod idempotency;
 pub mod mail;
 pub mod metrics;
+pub mod operations;
 pub mod outbox;
 pub mod policy;
 pub mod reports;

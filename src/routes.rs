@@ -73,7 +73,6 @@ fn pages(cfg: &mut ServiceConfig) {
         .configure(web::display::routes);
 }
 
-
 /// Every JSON route, each registered with its documentation.
 fn api(api: &mut Api) {
     use crate::error::ErrorCode::*;

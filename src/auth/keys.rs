@@ -13,7 +13,7 @@ use crate::db::Conn;
 
 /// One key as admins see it. Keys from `YEYAK_API_KEYS` have no id and
 /// cannot be revoked here (`managedBy: configuration`).
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyEntry {
     pub id: Option<i64>,
@@ -27,7 +27,7 @@ pub struct KeyEntry {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ManagedBy {
     Configuration,
@@ -35,7 +35,7 @@ pub enum ManagedBy {
 }
 
 /// A new key's secret; it exists only in this answer.
-#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewKey {
     pub id: i64,

@@ -2,6 +2,7 @@
 //! Staff sign-in for the browser UI lands beside these.
 
 pub mod api_key;
+pub mod commands;
 pub mod keys;
 pub mod owner;
 pub mod staff;

@@ -187,18 +187,19 @@ pub async fn password_hash_of(conn: &mut Conn, id: i64) -> QueryResult<Option<St
 /// Sets a password and ends every session of that person except `keep` (the
 /// session making the change, if it is their own), in one transaction.
 pub async fn set_password(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
-    let keep = keep.map(token_hash).unwrap_or_default();
     crate::db::begin(conn).await?;
-    let result = async {
-        let changed =
-            diesel::update(staff::table.find(id)).set(staff::password_hash.eq(hash)).execute(&mut *conn).await?;
-        diesel::delete(session::table.filter(session::user_id.eq(id)).filter(session::token_hash.ne(keep)))
-            .execute(&mut *conn)
-            .await?;
-        Ok(changed == 1)
-    }
-    .await;
+    let result = set_password_in(conn, id, hash, keep).await;
     crate::db::finish(conn, result).await
+}
+
+/// [`set_password`] inside the caller's transaction.
+pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
+    let keep = keep.map(token_hash).unwrap_or_default();
+    let changed = diesel::update(staff::table.find(id)).set(staff::password_hash.eq(hash)).execute(&mut *conn).await?;
+    diesel::delete(session::table.filter(session::user_id.eq(id)).filter(session::token_hash.ne(keep)))
+        .execute(&mut *conn)
+        .await?;
+    Ok(changed == 1)
 }
 
 /// Disables or enables a person; disabling ends their sessions in the same
@@ -210,20 +211,27 @@ pub async fn set_disabled(
     now: DateTime<Utc>,
 ) -> QueryResult<Option<StaffUser>> {
     crate::db::begin(conn).await?;
-    let result = async {
-        let user = diesel::update(staff::table.find(id))
-            .set(staff::disabled_at.eq(disabled.then_some(now)))
-            .returning(COLUMNS)
-            .get_result(&mut *conn)
-            .await
-            .optional()?;
-        if disabled && user.is_some() {
-            diesel::delete(session::table.filter(session::user_id.eq(id))).execute(&mut *conn).await?;
-        }
-        Ok(user)
-    }
-    .await;
+    let result = set_disabled_in(conn, id, disabled, now).await;
     crate::db::finish(conn, result).await
+}
+
+/// [`set_disabled`] inside the caller's transaction.
+pub async fn set_disabled_in(
+    conn: &mut Conn,
+    id: i64,
+    disabled: bool,
+    now: DateTime<Utc>,
+) -> QueryResult<Option<StaffUser>> {
+    let user = diesel::update(staff::table.find(id))
+        .set(staff::disabled_at.eq(disabled.then_some(now)))
+        .returning(COLUMNS)
+        .get_result(&mut *conn)
+        .await
+        .optional()?;
+    if disabled && user.is_some() {
+        diesel::delete(session::table.filter(session::user_id.eq(id))).execute(&mut *conn).await?;
+    }
+    Ok(user)
 }
 
 fn token_hash(token: &str) -> String {

@@ -50,9 +50,13 @@ macro_rules! capacity_command {
 #[derive(Debug, Clone)]
 pub struct CreateResource(pub NewResource);
 
-capacity_command!(CreateResource, CREATE_RESOURCE, ResourceView, |s| serde_json::to_value(&s.0).unwrap_or_default(), |conn, ctx| {
-    resources::create(conn, &s.0, ctx.now).await.map(ResourceView::from)
-});
+capacity_command!(
+    CreateResource,
+    CREATE_RESOURCE,
+    ResourceView,
+    |s| serde_json::to_value(&s.0).unwrap_or_default(),
+    |conn, ctx| { resources::create(conn, &s.0, ctx.now).await.map(ResourceView::from) }
+);
 
 #[derive(Debug, Clone, Copy)]
 pub struct CreateHold {

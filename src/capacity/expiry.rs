@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::capacity::domain::ResourceRow;
 use crate::capacity::{handoff, resources};
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::cached::CacheExt;
 use crate::db::schema::{
     capacity_hold as hold, capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
 };
 use crate::db::Conn;
-use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::outbox::{self, Intent};
 
 /// What a sweep did (`POST /api/admin/sweep`).

@@ -9,10 +9,10 @@ use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
 use super::domain::ResourceRow;
+use crate::command::CommandError;
 use crate::db::cached::CacheExt;
 use crate::db::schema::{capacity_offer as offer, capacity_resource as res, waitlist_entry as entry};
 use crate::db::Conn;
-use crate::command::CommandError;
 use crate::outbox::{self, Intent};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -9,11 +9,11 @@ use serde_json::json;
 use super::domain::{ExtendBy, Hold, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources};
 use crate::auth::OwnerDigest;
+use crate::command::CommandError;
 use crate::db::cached::CacheExt;
 use crate::db::schema::capacity_hold as hold;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::command::CommandError;
 
 #[derive(QueryableByName)]
 struct Occupied {

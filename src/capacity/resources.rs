@@ -6,10 +6,10 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::RunQueryDsl;
 
 use super::domain::{NewResource, ResourceRow};
+use crate::command::CommandError;
 use crate::db::schema::capacity_resource as res;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::command::CommandError;
 
 pub async fn list(conn: &mut Conn) -> QueryResult<Vec<ResourceRow>> {
     res::table.order(res::id).select(ResourceRow::as_select()).load(conn).await

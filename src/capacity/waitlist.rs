@@ -11,13 +11,13 @@ use serde_json::json;
 use super::domain::{Entry, Offer, ResourceRow, UnitsAsk};
 use super::{check_policy, check_revision, handoff, invalid_state, owner_mismatch, resources, stale_revision};
 use crate::auth::OwnerDigest;
+use crate::command::CommandError;
 use crate::db::cached::CacheExt;
 use crate::db::schema::{
     capacity_hold as hold, capacity_offer as offer, capacity_resource as res, waitlist_entry as entry,
 };
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::command::CommandError;
 use crate::outbox::{self, Intent};
 
 #[derive(QueryableByName)]

@@ -11,11 +11,11 @@ use diesel_async::RunQueryDsl;
 use serde_json::json;
 
 use super::domain::{Bookable, NewRoom, Room, RoomPatch};
+use crate::command::CommandError;
 use crate::db::cached::CacheExt;
 use crate::db::schema::room;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::command::CommandError;
 
 /// Catalogue order: area, then position (then code, for retired rooms that
 /// gave their position up).

@@ -66,7 +66,8 @@ impl DbError {
 /// error_helper maps only 23505/23503/23P01/40001/…); the SQLSTATE itself is
 /// not exposed, so the server's message text decides. The server runs with
 /// `lc_messages = 'C'` for our connections (see `bootstrap`), and
-/// tests/rooms_deadlock.rs provokes a real deadlock to prove the match.
+/// `tests/api/rooms_concurrency.rs` (`a_real_deadlock_is_retried_…`) provokes a
+/// real deadlock to prove the match.
 fn is_deadlock(kind: &DatabaseErrorKind, message: &str) -> bool {
     matches!(kind, DatabaseErrorKind::Unknown) && message.starts_with("deadlock detected")
 }

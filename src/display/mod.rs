@@ -5,7 +5,6 @@
 //! revocation ends it on the next request (every request looks it up).
 //! Only a SHA-256 of each token is stored. The kiosk pages live in `web::display`.
 
-
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
@@ -13,11 +12,11 @@ use diesel_async::RunQueryDsl;
 use rand::RngCore;
 
 use crate::auth::api_key::hash_secret;
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::cached::CacheExt;
 use crate::db::schema::room_display_token as token;
 use crate::db::Conn;
 use crate::error::ApiError;
-use crate::command::CommandError;
 
 /// A new token for an active room; the secret is returned once.
 pub async fn issue(conn: &mut Conn, room: &str, by: Option<i64>, now: DateTime<Utc>) -> Result<String, CommandError> {
@@ -46,6 +45,52 @@ pub async fn revoke(conn: &mut Conn, room: &str, now: DateTime<Utc>) -> QueryRes
         .set(token::revoked_at.eq(now))
         .execute(conn)
         .await
+}
+
+pub static ISSUE: Operation = Operation::new("display_token.issue", &[Role::Admin]).creates();
+pub static REVOKE: Operation = Operation::new("display_token.revoke", &[Role::Admin]);
+
+/// An admin's new token for a room's display (never run with a key: the
+/// secret exists only in its one answer).
+pub struct IssueToken {
+    pub room: String,
+}
+
+impl Command for IssueToken {
+    type Output = String;
+
+    fn operation(&self) -> &'static Operation {
+        &ISSUE
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "room": self.room })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<String, CommandError> {
+        issue(conn, &self.room, ctx.principal.staff_id(), ctx.now).await
+    }
+}
+
+/// Ends every display of a room; answers how many tokens it revoked.
+pub struct RevokeTokens {
+    pub room: String,
+}
+
+impl Command for RevokeTokens {
+    type Output = usize;
+
+    fn operation(&self) -> &'static Operation {
+        &REVOKE
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "room": self.room })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<usize, CommandError> {
+        Ok(revoke(conn, &self.room, ctx.now).await?)
+    }
 }
 
 /// Live tokens of a room (the admin page shows the count).

@@ -4,7 +4,6 @@
 //! makes the change, so a refused command leaves no trace and an accepted
 //! one cannot lose its record.
 
-
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Int8, Jsonb, Text, Timestamptz};

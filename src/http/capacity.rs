@@ -13,7 +13,9 @@ use super::openapi::{Api, Op, Tag};
 use super::respond;
 use crate::auth::OwnerDigest;
 use crate::capacity::commands::*;
-use crate::capacity::domain::{self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, ResourceView, UnitsAsk};
+use crate::capacity::domain::{
+    self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, ResourceView, UnitsAsk,
+};
 use crate::capacity::{holds, owner_mismatch, resources, waitlist};
 use crate::command::{Command, Principal};
 use crate::db::DbError;
@@ -46,14 +48,10 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/resources/{id}/holds",
-        post("createHold", "take units with one conditional update", 201).body::<HoldBody>().errors(&[
-            NotFound,
-            CapacityExhaustedOrStale,
-            PolicyVersionMismatch,
-            ResourceClosed,
-            AdmissionRejected,
-        ])
-        .runs(&CREATE_HOLD),
+        post("createHold", "take units with one conditional update", 201)
+            .body::<HoldBody>()
+            .errors(&[NotFound, CapacityExhaustedOrStale, PolicyVersionMismatch, ResourceClosed, AdmissionRejected])
+            .runs(&CREATE_HOLD),
         create_hold,
     )
     .route(
@@ -67,7 +65,10 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::POST,
         "/holds/{id}/confirm",
-        post("confirmHold", "confirm a held hold", 200).body::<TransitionBody>().errors(&hold_rules).runs(&CONFIRM_HOLD),
+        post("confirmHold", "confirm a held hold", 200)
+            .body::<TransitionBody>()
+            .errors(&hold_rules)
+            .runs(&CONFIRM_HOLD),
         confirm_hold,
     )
     .route(

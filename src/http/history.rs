@@ -5,9 +5,9 @@ use actix_web::{web, HttpResponse};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::history::Event;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
+use crate::history::Event;
 use crate::http::extract::ApiCaller;
 use crate::http::openapi::{Api, Op, Tag};
 use crate::state::AppState;

@@ -8,7 +8,10 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use crate::auth::api_key::{Role, Tenant};
+use crate::auth::commands::{CreateKey, RevokeKey, CREATE_KEY, REVOKE_KEY};
 use crate::auth::keys::{self, KeyEntry, NewKey};
+use crate::auth::Caller;
+use crate::command::Principal;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::http::extract::{AdminCaller, ApiJson};
@@ -26,7 +29,8 @@ pub fn routes(api: &mut Api) {
             201,
         )
         .admin()
-        .body::<NewKeyBody>(),
+        .body::<NewKeyBody>()
+        .runs(&CREATE_KEY),
         create,
     )
     .route(
@@ -46,7 +50,8 @@ pub fn routes(api: &mut Api) {
             200,
         )
         .admin()
-        .errors(&[ErrorCode::NotFound]),
+        .errors(&[ErrorCode::NotFound])
+        .runs(&REVOKE_KEY),
         revoke,
     );
 }
@@ -70,7 +75,7 @@ pub struct KeyList {
 
 async fn create(
     state: web::Data<AppState>,
-    _: AdminCaller,
+    AdminCaller(caller): AdminCaller,
     ApiJson(body): ApiJson<NewKeyBody>,
 ) -> Result<HttpResponse, ApiError> {
     let tenant = Tenant::parse(&body.tenant).map_err(|e| ApiError::malformed("tenant", e))?;
@@ -78,8 +83,8 @@ async fn create(
     if body.label.chars().count() > keys::LABEL_CHARS {
         return Err(ApiError::malformed("label", "must be at most 100 characters"));
     }
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let key = keys::create(&mut conn, &tenant, role, &body.label).await.map_err(DbError::from)?;
+    let command = CreateKey { tenant, role, label: body.label };
+    let key = state.pipeline.run(&principal(&state, &caller), None, &command).await?;
     Ok(HttpResponse::Created().json(key))
 }
 
@@ -89,10 +94,19 @@ async fn list(state: web::Data<AppState>, _: AdminCaller) -> Result<HttpResponse
     Ok(HttpResponse::Ok().json(KeyList { keys }))
 }
 
-async fn revoke(state: web::Data<AppState>, _: AdminCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    match keys::revoke(&mut conn, id.into_inner(), state.clock.now()).await.map_err(DbError::from)? {
+async fn revoke(
+    state: web::Data<AppState>,
+    AdminCaller(caller): AdminCaller,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let command = RevokeKey { id: id.into_inner() };
+    match state.pipeline.run(&principal(&state, &caller), None, &command).await? {
         Some(entry) => Ok(HttpResponse::Ok().json(entry)),
         None => Err(ApiError::not_found("key")),
     }
+}
+
+/// An admin key acting for its own tenant.
+fn principal(state: &AppState, caller: &Caller) -> Principal {
+    Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), None)
 }

@@ -58,4 +58,3 @@ pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
     let _ = prometheus::Encoder::encode(&prometheus::TextEncoder::new(), &m.registry.gather(), &mut out);
     HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(out)
 }
-

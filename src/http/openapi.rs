@@ -6,6 +6,7 @@
 //! generators turn into method and module names. Schemas come from the Rust
 //! types (`schemars`); every named type is one component referred to by
 //! `$ref`, so a generated client has one `Booking` model for every call.
+//! One file, one job: the document and the registration it is built from.
 
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, Mutex};

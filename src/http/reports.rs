@@ -4,11 +4,11 @@
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use crate::reports::{csv, store, Period, RangeError};
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::http::extract::AdminReader;
 use crate::http::openapi::{Api, Op, Tag};
+use crate::reports::{csv, store, Period, RangeError};
 use crate::state::AppState;
 
 const FROM: &str = "first local date, YYYY-MM-DD (default: four weeks before `to`)";

@@ -168,11 +168,12 @@ impl FreeQuery {
         Self::check(from, to)?;
         let min_capacity = match one("minCapacity") {
             None | Some("") => 1,
-            Some(raw) => raw
-                .parse::<i32>()
-                .ok()
-                .filter(|c| (1..=crate::catalogue::domain::MAX_CAPACITY).contains(c))
-                .ok_or_else(|| ApiError::malformed("minCapacity", "must be a whole number of seats, 1-10000"))?,
+            Some(raw) => {
+                raw.parse::<i32>()
+                    .ok()
+                    .filter(|c| (1..=crate::catalogue::domain::MAX_CAPACITY).contains(c))
+                    .ok_or_else(|| ApiError::malformed("minCapacity", "must be a whole number of seats, 1-10000"))?
+            }
         };
         let tags: Vec<&str> = pairs.iter().filter(|(k, _)| k == "equipment").map(|(_, v)| v.as_str()).collect();
         let equipment = Equipment::parse("equipment", &tags)?;

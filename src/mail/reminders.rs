@@ -10,8 +10,8 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::sql_types::{Int8, Timestamptz};
 use diesel_async::RunQueryDsl;
 
-use crate::db::cached::CacheExt;
 use crate::command::{Command, CommandError, Ctx, Operation, Role};
+use crate::db::cached::CacheExt;
 use crate::db::Conn;
 
 /// Enqueues due reminders; returns how many were new.

@@ -13,7 +13,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::{render, Notice};
 use crate::calendar::ics::Method;
-use crate::outbox::provider::SendOutcome;
+use crate::outbox::provider::{SendOutcome, Sender};
 use crate::outbox::store::Claimed;
 
 pub struct Mailer {
@@ -71,7 +71,7 @@ impl Mailer {
 
     /// Sends one message: a permanent SMTP refusal (5xx) or an unreadable
     /// notice is permanent; anything else (down, 4xx, timeout) is retried.
-    pub async fn send(&self, n: &Claimed) -> SendOutcome {
+    pub async fn deliver(&self, n: &Claimed) -> SendOutcome {
         let message = match self.message(n) {
             Ok(m) => m,
             Err(e) => return SendOutcome::Permanent(e),
@@ -81,5 +81,11 @@ impl Mailer {
             Err(e) if e.is_permanent() => SendOutcome::Permanent(format!("SMTP refused: {e}")),
             Err(e) => SendOutcome::Retryable(format!("SMTP: {e}")),
         }
+    }
+}
+
+impl Sender for Mailer {
+    fn send<'a>(&'a self, n: &'a Claimed) -> futures_util::future::BoxFuture<'a, SendOutcome> {
+        Box::pin(self.deliver(n))
     }
 }

@@ -17,8 +17,8 @@ use rand::Rng;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::db::schema::notification_outbox as outbox;
 use crate::db::cached::CacheExt;
+use crate::db::schema::notification_outbox as outbox;
 use crate::db::Conn;
 
 /// Why a notification exists.

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::store::Claimed;
@@ -27,8 +28,14 @@ pub enum Provider {
         url: String,
         client: reqwest::Client,
     },
-    /// The `mail` channel: SMTP.
-    Smtp(std::sync::Arc<crate::mail::smtp::Mailer>),
+    /// The `mail` channel: SMTP (`mail::smtp::Mailer` implements [`Sender`]).
+    Smtp(std::sync::Arc<dyn Sender>),
+}
+
+/// A channel's sender that lives outside the outbox: the outbox decides when
+/// and how often, the sender only how (mail implements it for SMTP).
+pub trait Sender: Send + Sync + std::fmt::Debug {
+    fn send<'a>(&'a self, n: &'a Claimed) -> BoxFuture<'a, SendOutcome>;
 }
 
 /// The provider of each outbox channel.

@@ -190,7 +190,6 @@ pub async fn list_of_organizer(
     .await
 }
 
-
 pub async fn find_many(conn: &mut Conn, ids: &[i64]) -> QueryResult<Vec<Booking>> {
     diesel::sql_query(format!("{BOOKING_COLUMNS} WHERE r.id = ANY($1) GROUP BY r.id ORDER BY r.starts_at, r.id"))
         .bind::<Array<Int8>, _>(ids)
@@ -198,7 +197,6 @@ pub async fn find_many(conn: &mut Conn, ids: &[i64]) -> QueryResult<Vec<Booking>
         .load(conn)
         .await
 }
-
 
 /// Pending bookings, oldest request first (the approvals page).
 pub async fn pending(conn: &mut Conn, limit: i64) -> QueryResult<Vec<Booking>> {
@@ -210,7 +208,6 @@ pub async fn pending(conn: &mut Conn, limit: i64) -> QueryResult<Vec<Booking>> {
     .load(conn)
     .await
 }
-
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, QueryableByName, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -7,8 +7,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::domain::Status;
 use super::booking::Booking;
+use super::domain::Status;
 use crate::command::Ctx;
 use crate::db::Conn;
 use crate::history::{self, Action, Changes};

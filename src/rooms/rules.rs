@@ -11,10 +11,10 @@ use diesel_async::RunQueryDsl;
 
 use super::domain::{Status, TimeRange};
 use crate::catalogue::domain::LinkedRooms;
+use crate::command::{CommandError, Ctx};
 use crate::db::cached::CacheExt;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
-use crate::command::{CommandError, Ctx};
 
 /// The rooms of a booking as the catalogue holds them now, share-locked,
 /// with the rules that depend on them: each room's maximum length, and

@@ -28,7 +28,7 @@ use crate::admission::{Admission, Bulkhead, Lane};
 use crate::capacity::expiry::{self, DrainBacklog, SettleResource};
 use crate::checkin::release::{ReleaseNoShows, BATCH as RELEASE_BATCH};
 use crate::clock::Clock;
-use crate::command::{Command, CommandError, Operation, Pipeline, Principal, Role, Shape};
+use crate::command::{Command, CommandError, Operation, Pipeline, Principal, Role};
 use crate::db::{self, Conn, DbError, DbStats, Pool};
 use crate::error::ApiError;
 use crate::mail::reminders::EnqueueReminders;
@@ -111,7 +111,13 @@ impl Sweeper {
     /// A sweeper with a pipeline of its own (no Redis, a small background
     /// lane): what tests and benches build. The server shares its pipeline
     /// through [`with_pipeline`](Self::with_pipeline).
-    pub fn new(pool: Pool, stats: Arc<DbStats>, clock: Arc<dyn Clock>, database_url: &str, offer_ttl: Duration) -> Self {
+    pub fn new(
+        pool: Pool,
+        stats: Arc<DbStats>,
+        clock: Arc<dyn Clock>,
+        database_url: &str,
+        offer_ttl: Duration,
+    ) -> Self {
         let admission = Arc::new(Admission {
             bulkhead: Arc::new(Bulkhead::unbounded(PARALLEL as u32, StdDuration::from_secs(1))),
             redis: None,
@@ -119,8 +125,15 @@ impl Sweeper {
         });
         let policy = Policy { offer_ttl, ..Policy::default() };
         let metrics: Arc<crate::metrics::Metrics> = Arc::default();
-        let pipeline =
-            Pipeline::new(pool.clone(), stats, admission, clock.clone(), metrics.clone(), Duration::seconds(30), policy);
+        let pipeline = Pipeline::new(
+            pool.clone(),
+            stats,
+            admission,
+            clock.clone(),
+            metrics.clone(),
+            Duration::seconds(30),
+            policy,
+        );
         Sweeper {
             pipeline: Arc::new(pipeline),
             pool,
@@ -433,7 +446,6 @@ impl Command for SweepNow<'_> {
     }
 
     async fn run(&self, _: &mut Conn, _: &crate::command::Ctx<'_>) -> Result<SweepSummary, CommandError> {
-        debug_assert_eq!(SWEEP.shape, Shape::SpansTransactions);
         Ok(self.sweeper.sweep_now(self.max_resources).await?)
     }
 }

@@ -11,8 +11,8 @@ use super::{html_response, principal, AdminForm, Csrf, SignedInAdmin, StaffForm,
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
 use crate::idempotency::IdempotencyKey;
-use crate::rooms::store::{decide::Decision, DecideBooking};
 use crate::rooms::booking as store;
+use crate::rooms::store::{decide::Decision, DecideBooking};
 use crate::state::AppState;
 
 /// Most pending bookings one page lists.

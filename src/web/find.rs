@@ -11,9 +11,9 @@ use super::form::{korean, local_range, parse_date, parse_time};
 use super::pages::{self, nav, FindPage, FoundRoom};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::catalogue::domain::Equipment;
-use crate::http::rooms::FreeQuery;
 use crate::db::DbError;
 use crate::error::ApiError;
+use crate::http::rooms::FreeQuery;
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize)]

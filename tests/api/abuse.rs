@@ -701,7 +701,8 @@ async fn the_runner_stores_a_violation_of_the_one_entry_index_as_a_409() {
     let tenant = yeyak::auth::api_key::Tenant::parse("t1").unwrap();
     let owner = yeyak::auth::OwnerId::parse("o").unwrap();
     let principal = yeyak::command::Principal::api_key(b"k", &tenant, false, Some(&owner));
-    let run = || app.state.pipeline.execute(&principal, Some(IdempotencyKey::parse("raw").unwrap()), &RawWaitlistInsert);
+    let run =
+        || app.state.pipeline.execute(&principal, Some(IdempotencyKey::parse("raw").unwrap()), &RawWaitlistInsert);
     let first = run().await.unwrap();
     assert!(!first.replayed);
     assert_eq!(first.response.status, 409, "{}", first.response.body);

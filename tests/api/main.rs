@@ -23,6 +23,7 @@ mod operations;
 mod outbox;
 mod read_pool;
 mod reports;
+mod roles;
 mod rooms;
 mod rooms_concurrency;
 mod rules;

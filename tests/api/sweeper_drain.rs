@@ -8,8 +8,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use tokio::sync::Barrier;
-use yeyak::clock::Clock;
 use yeyak::capacity::expiry as store;
+use yeyak::clock::Clock;
 use yeyak::sweeper::{SweepSummary, Sweeper};
 
 use crate::helpers::*;

@@ -123,4 +123,3 @@ pub fn combinations(rooms: &[Room]) -> Vec<Vec<String>> {
     runs.sort_by_key(|(len, first, _)| (*len, *first));
     runs.into_iter().map(|(_, _, codes)| codes).collect()
 }
-

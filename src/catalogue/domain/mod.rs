@@ -140,8 +140,6 @@ pub struct Room {
     pub active: bool,
 }
 
-
-
 /// The active rooms of the installation as the pages show them: ordered by
 /// area, then position.
 #[derive(Debug, Clone, Default)]
@@ -191,4 +189,3 @@ impl RoomCatalog {
         tags.into_iter().cloned().collect()
     }
 }
-

@@ -106,10 +106,7 @@ fn attributes_are_parsed_with_the_field_named() {
     assert_eq!(field(serde_json::json!({"code": "R", "name": ""})), "name");
     assert_eq!(field(serde_json::json!({"code": "R", "name": "x", "capacity": 0})), "capacity");
     assert_eq!(field(serde_json::json!({"code": "R", "name": "x", "equipment": ["a b"]})), "equipment");
-    assert_eq!(
-        field(serde_json::json!({"code": "R", "name": "x", "maxDurationMinutes": 10081})),
-        "maxDurationMinutes"
-    );
+    assert_eq!(field(serde_json::json!({"code": "R", "name": "x", "maxDurationMinutes": 10081})), "maxDurationMinutes");
     assert_eq!(field(serde_json::json!({"code": "R", "name": "x", "horizonDays": 0})), "horizonDays");
     assert_eq!(field(serde_json::json!({"code": "R", "name": "x", "suite": " "})), "suite");
 }

@@ -139,7 +139,12 @@ pub fn invalid_state(status: Status) -> ApiError {
 
 /// CANCELLED with its copies inactive, for live bookings among `ids`;
 /// `exception` marks series occurrences cancelled on their own.
-pub(crate) async fn set_cancelled(conn: &mut Conn, ids: &[i64], now: DateTime<Utc>, exception: bool) -> QueryResult<Vec<i64>> {
+pub(crate) async fn set_cancelled(
+    conn: &mut Conn,
+    ids: &[i64],
+    now: DateTime<Utc>,
+    exception: bool,
+) -> QueryResult<Vec<i64>> {
     let cancelled: Vec<i64> = diesel::update(
         reservation::table
             .filter(reservation::id.eq_any(ids))
@@ -199,4 +204,3 @@ pub async fn cancel_many(
     events::changed_many(conn, &pairs, Action::Cancelled, ctx).await?;
     Ok(after)
 }
-

@@ -36,7 +36,8 @@ impl Command for RetireRoom {
     }
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Room, CommandError> {
-        let (room, future) = catalogue::store::retire(conn, &self.code, self.retire.cancel_future_bookings, ctx.now).await?;
+        let (room, future) =
+            catalogue::store::retire(conn, &self.code, self.retire.cancel_future_bookings, ctx.now).await?;
         super::cancel_many(conn, &future, ctx, false).await?;
         Ok(room)
     }

@@ -170,4 +170,3 @@ fn retimed(
     }
     TimeRange::new(start, end_at).map_err(|e| e.with_details(json!({ "field": "endTime" })))
 }
-

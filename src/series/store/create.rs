@@ -174,7 +174,6 @@ async fn insert_occurrences(
         .collect())
 }
 
-
 #[derive(QueryableByName)]
 struct Inserted {
     #[diesel(sql_type = Int8)]
@@ -182,4 +181,3 @@ struct Inserted {
     #[diesel(sql_type = Timestamptz)]
     starts_at: DateTime<Utc>,
 }
-

@@ -144,14 +144,11 @@ pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Series>> {
 
 /// Every occurrence of a series, cancelled ones included, by start.
 pub async fn occurrences(conn: &mut Conn, id: i64) -> QueryResult<Vec<Booking>> {
-    diesel::sql_query(format!(
-        "{} WHERE r.series_id = $1 GROUP BY r.id ORDER BY r.starts_at, r.id",
-        BOOKING_COLUMNS
-    ))
-    .bind::<Int8, _>(id)
-    .cached()
-    .load(conn)
-    .await
+    diesel::sql_query(format!("{} WHERE r.series_id = $1 GROUP BY r.id ORDER BY r.starts_at, r.id", BOOKING_COLUMNS))
+        .bind::<Int8, _>(id)
+        .cached()
+        .load(conn)
+        .await
 }
 
 /// Locks a series the principal may change.
@@ -172,7 +169,12 @@ pub(crate) async fn lock(conn: &mut Conn, id: i64, ctx: &Ctx<'_>) -> Result<Seri
 
 /// Live occurrences starting at or after `from`, locked in id order;
 /// `rule_only` keeps only those that were never changed on their own.
-pub(crate) async fn live_from(conn: &mut Conn, series_id: i64, from: DateTime<Utc>, rule_only: bool) -> QueryResult<Vec<i64>> {
+pub(crate) async fn live_from(
+    conn: &mut Conn,
+    series_id: i64,
+    from: DateTime<Utc>,
+    rule_only: bool,
+) -> QueryResult<Vec<i64>> {
     let ids: Vec<(i64, bool)> = reservation::table
         .filter(reservation::series_id.eq(series_id))
         .filter(reservation::starts_at.ge(from))

@@ -11,10 +11,21 @@ use super::account::MIN_PASSWORD_CHARS;
 use super::pages::{self, nav, ConsistencyPage, Notice, StaffPage};
 use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::api_key::{Role, Tenant};
+use crate::auth::commands::{CreateKey, CreateStaff, ResetPassword, RevokeKey, SetDisabled};
 use crate::auth::keys;
 use crate::auth::staff::{self, StaffUser};
+use crate::command::Command;
 use crate::db::DbError;
 use crate::state::AppState;
+
+/// Runs an account command as the signed-in admin; a refusal is its page.
+async fn run<C: Command>(state: &AppState, user: &StaffUser, command: &C) -> Result<C::Output, WebError> {
+    state
+        .pipeline
+        .run(&super::principal(state, user), None, command)
+        .await
+        .map_err(|e| super::bookings::refused_page(&e))
+}
 
 pub fn admin_only(user: &StaffUser) -> Result<(), WebError> {
     if user.is_admin {
@@ -111,11 +122,14 @@ pub async fn add_staff(
     if let Some(message) = problem {
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let hash = staff::hash_in_slot(&state.hashing, password).await;
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let created =
-        staff::create(&mut conn, username, display, email.unwrap_or(None), &hash, form.get("is_admin") == "1").await?;
-    drop(conn);
+    let command = CreateStaff {
+        username: username.to_owned(),
+        display_name: display.to_owned(),
+        email: email.unwrap_or(None).map(str::to_owned),
+        password_hash: staff::hash_in_slot(&state.hashing, password).await,
+        is_admin: form.get("is_admin") == "1",
+    };
+    let created = run(&state, &user, &command).await?;
     let (message, status) = match created {
         Some(s) => (Notice::ok(format!("{} 계정을 만들었습니다.", s.username)), StatusCode::OK),
         None => (Notice::error("이미 있는 아이디입니다."), StatusCode::CONFLICT),
@@ -145,9 +159,7 @@ async fn set_disabled(
         let message = Notice::error("자기 계정은 끌 수 없습니다.");
         return render_staff(state, req, user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let changed = staff::set_disabled(&mut conn, id, disabled, state.clock.now()).await?;
-    drop(conn);
+    let changed = run(state, user, &SetDisabled { id, disabled }).await?;
     let Some(person) = changed else { return Err(no_such_item()) };
     let message = if disabled {
         format!("{} 계정을 껐습니다. 로그인, 캘린더 구독과 그가 만든 문 앞 화면이 모두 끝났습니다.", person.username)
@@ -191,11 +203,12 @@ pub async fn reset_password(
         let message = Notice::error("비밀번호는 10자 이상이어야 합니다.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let hash = staff::hash_in_slot(&state.hashing, password).await;
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let keep = (id == user.id).then(|| super::session_token(&req, &state)).flatten();
-    let found = staff::set_password(&mut conn, id, &hash, keep.as_deref()).await?;
-    drop(conn);
+    let command = ResetPassword {
+        id,
+        password_hash: staff::hash_in_slot(&state.hashing, password).await,
+        keep_session: (id == user.id).then(|| super::session_token(&req, &state)).flatten(),
+    };
+    let found = run(&state, &user, &command).await?;
     if !found {
         return Err(no_such_item());
     }
@@ -217,9 +230,7 @@ pub async fn add_key(
         let message = Notice::error("메모는 100자까지입니다.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let key = keys::create(&mut conn, &tenant, role, label).await?;
-    drop(conn);
+    let key = run(&state, &user, &CreateKey { tenant: tenant.clone(), role, label: label.to_owned() }).await?;
     let message = Notice::ok(format!("{tenant} 테넌트의 {} 키를 만들었습니다.", key.role));
     render_staff(&state, &req, &user, Some(message), Some(key.secret), StatusCode::OK).await
 }
@@ -232,9 +243,7 @@ pub async fn revoke_key(
     AdminForm(StaffForm { user, .. }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
     let id = path_id(&id)?;
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let revoked = keys::revoke(&mut conn, id, state.clock.now()).await?;
-    drop(conn);
+    let revoked = run(&state, &user, &RevokeKey { id }).await?;
     let Some(key) = revoked else { return Err(no_such_item()) };
     let message = Notice::ok(format!("{} 테넌트의 키 #{id}를 폐기했습니다.", key.tenant));
     render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await

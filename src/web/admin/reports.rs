@@ -6,8 +6,8 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::db::DbError;
-use crate::reports::domain::{percent, Utilisation};
 use crate::http::reports::RangeQuery;
+use crate::reports::domain::{percent, Utilisation};
 use crate::reports::{chart, store, Period, RoomUse};
 use crate::state::AppState;
 use crate::web::pages::{self, nav, Notice, ReportLine, ReportView, ReportsPage};

@@ -8,11 +8,12 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
 use crate::catalogue::{store, CreateRoom, PatchRoom};
-use crate::rooms::store::{Retire, RetireRoom};
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
+use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
+use crate::web::bookings::refused_page;
 use crate::web::form::{checked, form_key, korean, status_of};
 use crate::web::pages::{self, nav, Notice, RoomEditPage, RoomForm, RoomsAdminPage};
 use crate::web::{html_response, principal, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
@@ -288,11 +289,8 @@ pub async fn issue_display_token(
     AdminForm(StaffForm { user, .. }): AdminForm,
     code: web::Path<String>,
 ) -> Result<HttpResponse, WebError> {
-    let now = state.clock.now();
-    let issued = {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        crate::display::issue(&mut conn, &code, Some(user.id), now).await
-    };
+    let command = crate::display::IssueToken { room: code.to_string() };
+    let issued = state.pipeline.run(&principal(&state, &user), None, &command).await;
     let room = load(&state, &code).await?;
     match issued {
         Ok(token) => {
@@ -300,10 +298,8 @@ pub async fn issue_display_token(
             let notice = Notice::ok("도어 디스플레이 주소를 만들었습니다. 지금 한 번만 보입니다.");
             render_edit_with(&state, &req, &user, room, None, Some(notice), Some(url), StatusCode::OK).await
         }
-        Err(crate::command::CommandError::Db(e)) => Err(e.into()),
-        Err(crate::command::CommandError::Reject(e) | crate::command::CommandError::Invalid(e)) => {
-            render_edit(&state, &req, &user, room, None, Some(Notice::error(korean(&e))), status_of(&e)).await
-        }
+        Err(e) if e.code.status().is_server_error() => Err(refused_page(&e)),
+        Err(e) => render_edit(&state, &req, &user, room, None, Some(Notice::error(korean(&e))), status_of(&e)).await,
     }
 }
 
@@ -314,10 +310,8 @@ pub async fn revoke_display_tokens(
     AdminForm(StaffForm { user, .. }): AdminForm,
     code: web::Path<String>,
 ) -> Result<HttpResponse, WebError> {
-    let revoked = {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        crate::display::revoke(&mut conn, &code, state.clock.now()).await?
-    };
+    let command = crate::display::RevokeTokens { room: code.to_string() };
+    let revoked = state.pipeline.run(&principal(&state, &user), None, &command).await.map_err(|e| refused_page(&e))?;
     let room = load(&state, &code).await?;
     let notice = Notice::ok(format!("도어 디스플레이 토큰 {revoked}개를 폐기했습니다."));
     render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await

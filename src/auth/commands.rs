@@ -1,0 +1,155 @@
+//! An admin's changes of accounts and keys (SPEC §13), as commands, so the
+//! admin role is the pipeline's check and not only the page's. None is run
+//! with an idempotency key: a new key's secret must exist only in its one
+//! answer, and the forms answer with the page, not a stored reply.
+//! Passwords are hashed by the door before the command (no connection is
+//! held while Argon2 runs); the command stores the hash.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::api_key::{Role as KeyRole, Tenant};
+use super::keys::{self, KeyEntry, NewKey};
+use super::staff;
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
+use crate::db::Conn;
+use crate::error::ApiError;
+
+pub static CREATE_STAFF: Operation = Operation::new("staff.create", &[Role::Admin]).creates();
+pub static SET_DISABLED: Operation = Operation::new("staff.set_disabled", &[Role::Admin]);
+pub static RESET_PASSWORD: Operation = Operation::new("staff.reset_password", &[Role::Admin]);
+pub static CREATE_KEY: Operation = Operation::new("key.create", &[Role::Admin]).creates();
+pub static REVOKE_KEY: Operation = Operation::new("key.revoke", &[Role::Admin]);
+
+/// A person as a command answers: who was changed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Person {
+    pub id: i64,
+    pub username: String,
+}
+
+impl From<staff::StaffUser> for Person {
+    fn from(u: staff::StaffUser) -> Self {
+        Person { id: u.id, username: u.username }
+    }
+}
+
+/// A new account; `None` when the username is taken.
+pub struct CreateStaff {
+    pub username: String,
+    pub display_name: String,
+    pub email: Option<String>,
+    pub password_hash: String,
+    pub is_admin: bool,
+}
+
+impl Command for CreateStaff {
+    type Output = Option<Person>;
+
+    fn operation(&self) -> &'static Operation {
+        &CREATE_STAFF
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "username": self.username, "displayName": self.display_name, "isAdmin": self.is_admin })
+    }
+
+    async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<Option<Person>, CommandError> {
+        let (u, d, e) = (&self.username, &self.display_name, self.email.as_deref());
+        Ok(staff::create(conn, u, d, e, &self.password_hash, self.is_admin).await?.map(Person::from))
+    }
+}
+
+/// Disables (ending every session) or enables a person; `None` when there
+/// is no such person.
+pub struct SetDisabled {
+    pub id: i64,
+    pub disabled: bool,
+}
+
+impl Command for SetDisabled {
+    type Output = Option<Person>;
+
+    fn operation(&self) -> &'static Operation {
+        &SET_DISABLED
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "id": self.id, "disabled": self.disabled })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Option<Person>, CommandError> {
+        if self.disabled && ctx.principal.staff_id() == Some(self.id) {
+            return Err(ApiError::malformed("id", "you cannot disable your own account").into());
+        }
+        Ok(staff::set_disabled_in(conn, self.id, self.disabled, ctx.now).await?.map(Person::from))
+    }
+}
+
+/// Sets a person's password and ends their other sessions (`keep`: the
+/// admin's own session when it is their own account); `false` when there
+/// is no such person.
+pub struct ResetPassword {
+    pub id: i64,
+    pub password_hash: String,
+    pub keep_session: Option<String>,
+}
+
+impl Command for ResetPassword {
+    type Output = bool;
+
+    fn operation(&self) -> &'static Operation {
+        &RESET_PASSWORD
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "id": self.id })
+    }
+
+    async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<bool, CommandError> {
+        Ok(staff::set_password_in(conn, self.id, &self.password_hash, self.keep_session.as_deref()).await?)
+    }
+}
+
+pub struct CreateKey {
+    pub tenant: Tenant,
+    pub role: KeyRole,
+    pub label: String,
+}
+
+impl Command for CreateKey {
+    type Output = NewKey;
+
+    fn operation(&self) -> &'static Operation {
+        &CREATE_KEY
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "tenant": self.tenant.as_str(), "role": keys::role_name(self.role), "label": self.label })
+    }
+
+    async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<NewKey, CommandError> {
+        Ok(keys::create(conn, &self.tenant, self.role, &self.label).await?)
+    }
+}
+
+/// Revokes a stored key; `None` when there is no such live key.
+pub struct RevokeKey {
+    pub id: i64,
+}
+
+impl Command for RevokeKey {
+    type Output = Option<KeyEntry>;
+
+    fn operation(&self) -> &'static Operation {
+        &REVOKE_KEY
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "id": self.id })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Option<KeyEntry>, CommandError> {
+        Ok(keys::revoke(conn, self.id, ctx.now).await?)
+    }
+}
