@@ -4,73 +4,74 @@
 //! from [`configure`].
 
 use actix_web::http::Method;
-use actix_web::web::{self as aw, get, post, ServiceConfig};
+use actix_web::web::{self, ServiceConfig};
 use actix_web::HttpResponse;
 
 use crate::error::ApiError;
+use crate::http;
 use crate::http::openapi::{Api, Op, Tag};
-use crate::{http, web};
+use crate::web as ui;
 
 /// Registers every route.
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.app_data(aw::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
+    cfg.app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found("resource").into()))
         .app_data(
-            aw::QueryConfig::default().error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
+            web::QueryConfig::default().error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
         )
-        .configure(pages)
+        .configure(page_routes)
         .service(actix_files::Files::new("/static", concat!(env!("CARGO_MANIFEST_DIR"), "/static")))
-        .route("/metrics", get().to(http::metrics::scrape))
-        .route("/healthz", get().to(http::health::healthz))
-        .route("/readyz", get().to(http::health::readyz))
+        .route("/metrics", web::get().to(http::metrics::scrape))
+        .route("/healthz", web::get().to(http::health::healthz))
+        .route("/readyz", web::get().to(http::health::readyz))
         .service(
-            aw::scope("/api")
+            web::scope("/api")
                 .configure(|cfg| api(&mut Api::new(cfg, "/api")))
-                .route("/openapi.json", get().to(http::openapi::serve))
-                .default_service(aw::to(api_not_found)),
+                .route("/openapi.json", web::get().to(http::openapi::serve))
+                .default_service(web::to(api_not_found)),
         );
 }
 
 /// The browser's pages and forms (SPEC §6, §10, §11).
-fn pages(cfg: &mut ServiceConfig) {
-    cfg.route("/", get().to(web::day::day))
-        .route("/rooms", get().to(web::day::day))
-        .route("/rooms/week", get().to(web::week::week))
-        .route("/find", get().to(web::find::find))
-        .route("/my", get().to(web::my::my))
-        .route("/bookings", post().to(web::bookings::create))
-        .configure(web::feeds::routes)
-        .route("/bookings/{id}", get().to(web::bookings::detail))
-        .route("/bookings/{id}/move", post().to(web::bookings::move_booking))
-        .route("/bookings/{id}/cancel", get().to(web::bookings::confirm_cancel))
-        .route("/bookings/{id}/cancel", post().to(web::bookings::cancel))
-        .route("/bookings/{id}/check-in", post().to(web::bookings::check_in))
-        .route("/login", get().to(web::account::login_form))
-        .route("/login", post().to(web::account::login))
-        .route("/logout", post().to(web::account::logout))
-        .route("/admin/consistency", get().to(web::admin::consistency))
-        .route("/admin/staff", get().to(web::admin::staff_page))
-        .route("/admin/staff", post().to(web::admin::add_staff))
-        .route("/admin/staff/{id}/disable", post().to(web::admin::disable_staff))
-        .route("/admin/staff/{id}/enable", post().to(web::admin::enable_staff))
-        .route("/admin/staff/{id}/password", post().to(web::admin::reset_password))
-        .route("/admin/keys", post().to(web::admin::add_key))
-        .route("/admin/keys/{id}/revoke", post().to(web::admin::revoke_key))
-        .route("/account", get().to(web::account::account))
-        .route("/account/password", post().to(web::account::change_password))
-        .route("/account/calendar-token", post().to(web::account::rotate_calendar_token))
-        .route("/admin/approvals", get().to(web::approvals::list))
-        .route("/admin/approvals/{id}/approve", post().to(web::approvals::approve))
-        .route("/admin/approvals/{id}/reject", post().to(web::approvals::reject))
-        .route("/admin/reports", get().to(web::admin::reports::page))
-        .route("/admin/rooms", get().to(web::admin::rooms::list))
-        .route("/admin/rooms", post().to(web::admin::rooms::create))
-        .route("/admin/rooms/{code}", get().to(web::admin::rooms::edit))
-        .route("/admin/rooms/{code}", post().to(web::admin::rooms::update))
-        .route("/admin/rooms/{code}/retire", post().to(web::admin::rooms::retire))
-        .route("/admin/rooms/{code}/display-token", post().to(web::admin::rooms::issue_display_token))
-        .route("/admin/rooms/{code}/display-token/revoke", post().to(web::admin::rooms::revoke_display_tokens))
-        .route("/static/grid.css", get().to(web::grid_css))
-        .configure(web::display::routes);
+fn page_routes(cfg: &mut ServiceConfig) {
+    cfg.route("/", web::get().to(ui::day::day))
+        .route("/rooms", web::get().to(ui::day::day))
+        .route("/rooms/week", web::get().to(ui::week::week))
+        .route("/find", web::get().to(ui::find::find))
+        .route("/my", web::get().to(ui::my::my))
+        .route("/bookings", web::post().to(ui::bookings::create))
+        .configure(ui::feeds::routes)
+        .route("/bookings/{id}", web::get().to(ui::bookings::detail))
+        .route("/bookings/{id}/move", web::post().to(ui::bookings::move_booking))
+        .route("/bookings/{id}/cancel", web::get().to(ui::bookings::confirm_cancel))
+        .route("/bookings/{id}/cancel", web::post().to(ui::bookings::cancel))
+        .route("/bookings/{id}/check-in", web::post().to(ui::bookings::check_in))
+        .route("/login", web::get().to(ui::account::login_form))
+        .route("/login", web::post().to(ui::account::login))
+        .route("/logout", web::post().to(ui::account::logout))
+        .route("/admin/consistency", web::get().to(ui::admin::consistency))
+        .route("/admin/staff", web::get().to(ui::admin::staff_page))
+        .route("/admin/staff", web::post().to(ui::admin::add_staff))
+        .route("/admin/staff/{id}/disable", web::post().to(ui::admin::disable_staff))
+        .route("/admin/staff/{id}/enable", web::post().to(ui::admin::enable_staff))
+        .route("/admin/staff/{id}/password", web::post().to(ui::admin::reset_password))
+        .route("/admin/keys", web::post().to(ui::admin::add_key))
+        .route("/admin/keys/{id}/revoke", web::post().to(ui::admin::revoke_key))
+        .route("/account", web::get().to(ui::account::account))
+        .route("/account/password", web::post().to(ui::account::change_password))
+        .route("/account/calendar-token", web::post().to(ui::account::rotate_calendar_token))
+        .route("/admin/approvals", web::get().to(ui::approvals::list))
+        .route("/admin/approvals/{id}/approve", web::post().to(ui::approvals::approve))
+        .route("/admin/approvals/{id}/reject", web::post().to(ui::approvals::reject))
+        .route("/admin/reports", web::get().to(ui::admin::reports::page))
+        .route("/admin/rooms", web::get().to(ui::admin::rooms::list))
+        .route("/admin/rooms", web::post().to(ui::admin::rooms::create))
+        .route("/admin/rooms/{code}", web::get().to(ui::admin::rooms::edit))
+        .route("/admin/rooms/{code}", web::post().to(ui::admin::rooms::update))
+        .route("/admin/rooms/{code}/retire", web::post().to(ui::admin::rooms::retire))
+        .route("/admin/rooms/{code}/display-token", web::post().to(ui::admin::rooms::issue_display_token))
+        .route("/admin/rooms/{code}/display-token/revoke", web::post().to(ui::admin::rooms::revoke_display_tokens))
+        .route("/static/grid.css", web::get().to(ui::grid_css))
+        .configure(ui::display::routes);
 }
 
 /// Every JSON route, each registered with its documentation.

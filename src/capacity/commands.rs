@@ -55,7 +55,7 @@ capacity_command!(
     CREATE_RESOURCE,
     ResourceView,
     |s| serde_json::to_value(&s.0).unwrap_or_default(),
-    |conn, ctx| { resources::create(conn, &s.0, ctx.now).await.map(ResourceView::from) }
+    |conn, ctx| resources::create(conn, &s.0, ctx.now).await.map(ResourceView::from)
 );
 
 #[derive(Debug, Clone, Copy)]

@@ -10,6 +10,7 @@
 //! change a tick makes is a command of the system principal, run by the same
 //! pipeline as a client's (its admission puts it in the background lane).
 
+pub mod on_demand;
 pub mod purge;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,13 +29,14 @@ use crate::admission::{Admission, Bulkhead, Lane};
 use crate::capacity::expiry::{self, DrainBacklog, SettleResource};
 use crate::checkin::release::{ReleaseNoShows, BATCH as RELEASE_BATCH};
 use crate::clock::Clock;
-use crate::command::{Command, CommandError, Operation, Pipeline, Principal, Role};
+use crate::command::{Pipeline, Principal};
 use crate::db::{self, Conn, DbError, DbStats, Pool};
 use crate::error::ApiError;
 use crate::mail::reminders::EnqueueReminders;
 use crate::policy::Policy;
 
 pub use expiry::{DueScope, SweepSummary};
+pub use on_demand::{SweepNow, SWEEP};
 
 /// Advisory lock key of the sweeper's leader gate ("yeyak-sw").
 pub const LEADER_LOCK: i64 = 0x7965_7961_6b2d_7377;
@@ -423,29 +425,4 @@ impl Sweeper {
 /// A refusal of yeyak's own work is a fault of the database it runs on.
 fn unavailable(e: ApiError) -> DbError {
     DbError::Unavailable(e.message)
-}
-
-pub static SWEEP: Operation = Operation::new("admin.sweep", &[Role::Admin]).spans_transactions();
-
-/// An admin's on-demand sweep (`POST /api/admin/sweep`): it commits one
-/// transaction per resource, so its claim is committed first.
-pub struct SweepNow<'a> {
-    pub sweeper: &'a Sweeper,
-    pub max_resources: i64,
-}
-
-impl Command for SweepNow<'_> {
-    type Output = SweepSummary;
-
-    fn operation(&self) -> &'static Operation {
-        &SWEEP
-    }
-
-    fn fingerprint(&self) -> serde_json::Value {
-        serde_json::json!({ "maxResources": self.max_resources })
-    }
-
-    async fn run(&self, _: &mut Conn, _: &crate::command::Ctx<'_>) -> Result<SweepSummary, CommandError> {
-        Ok(self.sweeper.sweep_now(self.max_resources).await?)
-    }
 }
