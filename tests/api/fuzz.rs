@@ -1,6 +1,6 @@
 //! A short, bounded schema-driven fuzzing pass (schemathesis from PyPI) over
 //! every JSON route of `/api/openapi.json`: no 5xx, and every response matches
-//! its documented schema. `scripts/fuzz.sh` runs a longer pass.
+//! its documented schema. `bash .ci/fuzz` runs a longer pass.
 
 use crate::helpers::*;
 
