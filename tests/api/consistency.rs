@@ -4,6 +4,7 @@
 use reqwest::StatusCode;
 
 use crate::helpers::*;
+use crate::web::{Browser, ADMIN_PASSWORD, ADMIN_USER};
 
 #[tokio::test]
 async fn broken_copies_and_orphans_are_reported_with_their_rows() {
@@ -52,4 +53,27 @@ async fn the_consistency_route_is_for_admins_only() {
     assert_eq!(err["code"], "FORBIDDEN");
     let res = app.http.get(app.url("/api/admin/consistency")).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn the_api_and_the_page_list_every_check_at_zero_too() {
+    let app = TestApp::spawn().await;
+    let (ok, report) = app.consistency().await;
+    assert!(ok, "{report:#}");
+    let names: Vec<&str> = report["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let listed: Vec<&str> = yeyak::consistency::CHECKS.iter().map(|c| c.name).collect();
+    assert_eq!(names, listed);
+    for check in report["checks"].as_array().unwrap() {
+        assert_eq!((check["count"].as_i64(), check["samples"].as_array().map(Vec::len)), (Some(0), Some(0)));
+        assert!(!check["description"].as_str().unwrap().is_empty());
+    }
+
+    let admin = Browser::new(&app);
+    admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    let page = admin.get("/admin/consistency").await;
+    assert_eq!(page.status, StatusCode::OK);
+    for name in listed {
+        assert!(page.html.contains(&format!("</span>{name}</th>")), "{name} on the page");
+    }
+    assert_eq!(page.html.matches("<tr class=\"ok\">").count(), yeyak::consistency::CHECKS.len());
 }
