@@ -24,13 +24,15 @@ SELECT row_number() OVER () + 1000000 AS id, code, start,
                d * 500 + s * 50 + i AS n
           FROM generate_series(0, 364) d, generate_series(0, 9) s, generate_series(1, 50) i) p;
 INSERT INTO reservation (id, title, organizer_name, organizer_digest, starts_at, ends_at, created_at, updated_at,
-                         status, cancelled_at, released_at)
+                         status, cancelled_at, released_at, check_in_required)
 OVERRIDING SYSTEM VALUE
 SELECT id, '회의 ' || id, '직원', 'bench', start,
        start + CASE WHEN status = 'RELEASED' THEN interval '16 minutes' ELSE interval '45 minutes' END,
        start - interval '7 days', start,
        status, CASE WHEN status = 'CANCELLED' THEN start - interval '1 day' END,
-       CASE WHEN status = 'RELEASED' THEN start + interval '15 minutes' END
+       CASE WHEN status = 'RELEASED' THEN start + interval '15 minutes' END,
+       -- Only a check-in booking is released (constraint reservation_released_was_no_show).
+       status = 'RELEASED'
   FROM plan;
 INSERT INTO reservation_room (reservation_id, room, starts_at, ends_at, active)
 SELECT p.id, p.code, r.starts_at, r.ends_at, p.status <> 'CANCELLED' FROM plan p JOIN reservation r USING (id);

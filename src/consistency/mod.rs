@@ -1,6 +1,11 @@
-//! Invariant checks that must always find 0 rows (SPEC §2; later issues add
-//! theirs). Each check is one SQL query returning the offending rows as JSON;
-//! the admin API and the admin page show the same list.
+//! Invariant checks that must always find 0 rows. Each check (`checks.rs`,
+//! which also names the constraints that guard invariants instead) is one
+//! SQL query returning the offending rows as JSON; the admin API and the
+//! admin page show every check, those at 0 included.
+
+mod checks;
+
+pub use checks::CHECKS;
 
 use diesel::sql_types::{BigInt, Jsonb};
 use diesel::QueryableByName;
@@ -18,103 +23,6 @@ pub struct Check {
     /// A query whose rows are the violations.
     pub violations_sql: &'static str,
 }
-
-pub const CHECKS: &[Check] = &[
-    Check {
-        name: "reservation_room_copy_mismatch",
-        description: "room copies whose starts_at, ends_at or active differ from their reservation (active = confirmed, pending or released)",
-        violations_sql: "SELECT s.reservation_id, s.room, s.starts_at AS copy_starts_at, r.starts_at,
-                                s.ends_at AS copy_ends_at, r.ends_at, s.active, r.cancelled_at
-                           FROM reservation r JOIN reservation_room s ON s.reservation_id = r.id
-                          WHERE s.starts_at <> r.starts_at OR s.ends_at <> r.ends_at
-                             OR s.active <> (r.status IN ('CONFIRMED', 'PENDING', 'RELEASED'))",
-    },
-    Check {
-        name: "reservation_without_rooms",
-        description: "reservations that hold no room rows",
-        violations_sql: "SELECT r.id, r.title, r.starts_at, r.ends_at FROM reservation r
-                          WHERE NOT EXISTS (SELECT 1 FROM reservation_room s WHERE s.reservation_id = r.id)",
-    },
-    Check {
-        name: "booking_without_created_event",
-        description: "bookings whose history does not start with exactly one `created` event",
-        violations_sql: "SELECT r.id, r.title, count(e.id) AS created_events FROM reservation r
-                           LEFT JOIN booking_event e ON e.reservation_id = r.id AND e.action = 'created'
-                          GROUP BY r.id HAVING count(e.id) <> 1",
-    },
-    Check {
-        name: "booking_on_retired_room",
-        description: "live bookings still holding time in a retired room after its retirement",
-        violations_sql: "SELECT s.reservation_id, s.room, s.starts_at, rm.retired_at FROM reservation_room s
-                           JOIN room rm ON rm.code = s.room
-                          WHERE s.active AND NOT rm.active AND s.ends_at > rm.retired_at",
-    },
-    Check {
-        name: "capacity_occupied_mismatch",
-        description: "resources whose occupied_count differs from the units of their HELD and CONFIRMED holds plus ACTIVE offers",
-        violations_sql: "SELECT r.id, r.code, r.occupied_count,
-                                COALESCE(h.units, 0) + COALESCE(o.units, 0) AS counted_units
-                           FROM capacity_resource r
-                           LEFT JOIN (SELECT resource_id, sum(quantity) AS units FROM capacity_hold
-                                       WHERE state IN ('HELD', 'CONFIRMED') GROUP BY resource_id) h ON h.resource_id = r.id
-                           LEFT JOIN (SELECT resource_id, sum(quantity) AS units FROM capacity_offer
-                                       WHERE state = 'ACTIVE' GROUP BY resource_id) o ON o.resource_id = r.id
-                          WHERE r.occupied_count <> COALESCE(h.units, 0) + COALESCE(o.units, 0)",
-    },
-    Check {
-        name: "capacity_waiting_count_mismatch",
-        description: "resources whose waiting_count differs from their WAITING entries",
-        violations_sql: "SELECT r.id, r.code, r.waiting_count, count(e.id) AS waiting_entries
-                           FROM capacity_resource r
-                           LEFT JOIN waitlist_entry e ON e.resource_id = r.id AND e.state = 'WAITING'
-                          GROUP BY r.id HAVING r.waiting_count <> count(e.id)",
-    },
-    Check {
-        name: "entry_with_several_active_offers",
-        description: "waitlist entries with more than one ACTIVE offer",
-        violations_sql: "SELECT entry_id, count(*) AS active_offers FROM capacity_offer
-                          WHERE state = 'ACTIVE' GROUP BY entry_id HAVING count(*) > 1",
-    },
-    Check {
-        name: "offer_entry_state_mismatch",
-        description: "offers whose state disagrees with their entry (ACTIVE/OFFERED, ACCEPTED, DECLINED, EXPIRED)",
-        violations_sql: "SELECT o.id AS offer_id, o.state AS offer_state, e.id AS entry_id, e.state AS entry_state
-                           FROM capacity_offer o JOIN waitlist_entry e ON e.id = o.entry_id
-                          WHERE (o.state = 'ACTIVE') <> (e.state = 'OFFERED') OR (o.state <> 'ACTIVE' AND o.state <> e.state)",
-    },
-    Check {
-        name: "waiting_ahead_of_offered",
-        description: "WAITING entries queued ahead of an entry that was offered units (FIFO passed over)",
-        violations_sql: "SELECT w.id AS waiting_entry, w.sequence AS waiting_sequence, o.id AS offered_entry, o.sequence AS offered_sequence
-                           FROM waitlist_entry w JOIN waitlist_entry o
-                             ON o.resource_id = w.resource_id AND o.state = 'OFFERED' AND w.sequence < o.sequence
-                          WHERE w.state = 'WAITING'",
-    },
-    Check {
-        name: "idempotency_stale_in_progress",
-        description: "idempotency claims still IN_PROGRESS ten minutes after their lease ran out (a crashed two-phase command; a retry takes it over)",
-        violations_sql: "SELECT tenant, operation, owner_token, lease_expires_at, created_at FROM idempotency_record
-                          WHERE state = 'IN_PROGRESS' AND lease_expires_at < $STALE_LEASE_BEFORE",
-    },
-    Check {
-        name: "outbox_exhausted",
-        description: "notifications that gave up after their last attempt (re-drive them once the receiver is back)",
-        violations_sql: "SELECT delivery_id, kind, attempt_count, last_error, created_at
-                           FROM notification_outbox WHERE status = 'EXHAUSTED'",
-    },
-    Check {
-        name: "overdue_holds",
-        description: "HELD holds past their expiry by more than two sweep intervals (is the sweeper running?)",
-        violations_sql: "SELECT id, resource_id, expires_at FROM capacity_hold
-                          WHERE state = 'HELD' AND expires_at < $OVERDUE_BEFORE",
-    },
-    Check {
-        name: "overdue_offers",
-        description: "ACTIVE offers past their expiry by more than two sweep intervals (is the sweeper running?)",
-        violations_sql: "SELECT id, resource_id, entry_id, expires_at FROM capacity_offer
-                          WHERE state = 'ACTIVE' AND expires_at < $OVERDUE_BEFORE",
-    },
-];
 
 /// Instants the time-dependent checks compare against (from the app clock).
 #[derive(Debug, Clone, Copy)]

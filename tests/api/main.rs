@@ -12,6 +12,8 @@ mod catalogue;
 mod checkin;
 mod client;
 mod consistency;
+mod consistency_guards;
+mod consistency_plants;
 mod display;
 mod drills;
 mod forms;
