@@ -57,7 +57,7 @@ print(json.dumps(out))
 
 /// A received message as Python's `email` reads it: subject, Message-ID and
 /// each part's content type and decoded text.
-fn parse_mail(raw: &str) -> Value {
+pub fn parse_mail(raw: &str) -> Value {
     let script = r#"
 import sys, json, email
 from email import policy
