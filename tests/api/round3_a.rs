@@ -365,16 +365,15 @@ async fn csv_cells_with_separators_are_quoted_and_formulas_stay_defused() {
         assert!(bookings.contains(cell), "{cell:?} in {bookings}");
     }
     assert!(!bookings.contains(",a;b,") && !bookings.contains(",김;민지,"), "{bookings}");
-    // Read by a spreadsheet set to `;` as separator, no cell splits.
+    // Read back by a strict RFC 4180 reader: every cell whole, formulas inert.
     let rows: Vec<Vec<String>> = ::csv::ReaderBuilder::new()
-        .delimiter(b';')
-        .has_headers(false)
-        .flexible(true)
         .from_reader(bookings.trim_start_matches('\u{feff}').as_bytes())
         .records()
         .map(|r| r.unwrap().iter().map(str::to_owned).collect())
         .collect();
-    assert!(rows.iter().all(|r| r.len() == 1), "{rows:?}");
+    let cells: Vec<(&str, &str)> = rows.iter().map(|r| (r[4].as_str(), r[5].as_str())).collect();
+    let expected = ["a;b", "'=1+2;x", "'-3", "'@SUM(A1)", "'+1", "'\tstart\r\nrow", "쉼표, 있음"];
+    assert_eq!(cells, expected.iter().map(|t| (*t, "김;민지")).collect::<Vec<_>>());
     let utilisation = report(&app, "utilisation.csv", &day).await;
     assert!(utilisation.contains(",\"'=cmd|x;y\","), "{utilisation}");
 }
