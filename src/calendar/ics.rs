@@ -9,6 +9,8 @@
 //! rejected). A series is expanded: each occurrence is its own event, so a
 //! calendar shows exactly the live occurrences at their own times.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use icalendar::{Calendar, Component, Event, EventLike, EventStatus, Property};
 
@@ -81,7 +83,8 @@ pub struct Entry<'a> {
     pub id: i64,
     pub version: i32,
     pub title: &'a str,
-    pub organizer: &'a str,
+    /// As pages show it (`Booking::shown_organizer`).
+    pub organizer: Cow<'a, str>,
     pub status: Status,
     pub starts_at: DateTime<Utc>,
     pub ends_at: DateTime<Utc>,
@@ -95,7 +98,7 @@ impl<'a> From<&'a Booking> for Entry<'a> {
             id: b.id,
             version: b.version,
             title: &b.title,
-            organizer: &b.organizer,
+            organizer: b.shown_organizer(),
             status: b.status,
             starts_at: b.starts_at,
             ends_at: b.ends_at,
