@@ -35,5 +35,6 @@ pub mod startup;
 pub mod state;
 pub mod sweeper;
 pub mod telemetry;
+pub mod text;
 pub mod transport;
 pub mod web;

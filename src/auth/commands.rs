@@ -55,6 +55,8 @@ impl Command for CreateStaff {
     }
 
     async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<Option<Person>, CommandError> {
+        // Every door's guard: a display name is shown in pages, feeds and mail.
+        crate::text::ensure_plain("displayName", &self.display_name).map_err(CommandError::Invalid)?;
         let (u, d, e) = (&self.username, &self.display_name, self.email.as_deref());
         Ok(staff::create(conn, u, d, e, &self.password_hash, self.is_admin).await?.map(Person::from))
     }
@@ -129,6 +131,7 @@ impl Command for CreateKey {
     }
 
     async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<NewKey, CommandError> {
+        crate::text::ensure_plain("label", &self.label).map_err(CommandError::Invalid)?;
         Ok(keys::create(conn, &self.tenant, self.role, &self.label).await?)
     }
 }

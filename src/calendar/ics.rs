@@ -1,9 +1,15 @@
 //! Bookings as RFC 5545 text, written by the `icalendar` crate (CRLF lines,
-//! folding at 75 octets on character boundaries, TEXT escaping). One VEVENT
+//! folding at 75 octets on character boundaries). Every text yeyak writes is
+//! escaped exactly once (SPEC §20): the crate escapes the TEXT properties it
+//! knows (`SUMMARY`, `LOCATION`, `DESCRIPTION`) but not `NAME` or
+//! `X-WR-CALNAME`, which are escaped here; it quotes parameter values holding
+//! `:` or `;`, and `cn` quotes those holding only `,`. One VEVENT
 //! per booking with a stable UID (`booking-{id}@{host}`), SEQUENCE = version,
 //! STATUS (CONFIRMED, TENTATIVE while pending, CANCELLED for cancelled and
 //! rejected). A series is expanded: each occurrence is its own event, so a
 //! calendar shows exactly the live occurrences at their own times.
+
+use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use icalendar::{Calendar, Component, Event, EventLike, EventStatus, Property};
@@ -25,15 +31,38 @@ pub fn uid(id: i64, host: &str) -> String {
     format!("booking-{id}@{host}")
 }
 
-/// A parameter value for `CN=`: no DQUOTE allowed; quoted when it holds a
-/// comma (the crate quotes `:` and `;` itself).
+/// A parameter value for `CN=` (RFC 5545 §3.2): no DQUOTE or control
+/// character can be written, so they are left out; quoted when it holds a
+/// comma (the crate quotes values holding `:` or `;` itself, and would quote
+/// an already quoted one again).
 fn cn(name: &str) -> String {
-    let clean: String = name.chars().filter(|c| *c != '"' && !c.is_control()).collect();
+    let clean: String = name.chars().filter(|c| *c != '"' && !crate::text::is_forbidden(*c)).collect();
     if clean.contains(',') && !clean.contains([':', ';']) {
         format!("\"{clean}\"")
     } else {
         clean
     }
+}
+
+/// A value on one logical line: line breaks (from rows stored before
+/// titles were one line) become `\n`, which TEXT escaping writes as `\\n`;
+/// other control characters cannot be written in TEXT and are left out.
+fn one_line(s: &str) -> String {
+    s.replace("\r\n", "\n")
+        .chars()
+        .filter_map(|c| match c {
+            '\r' | '\u{2028}' | '\u{2029}' | '\u{85}' => Some('\n'),
+            '\n' | '\t' => Some(c),
+            c if crate::text::is_forbidden(c) => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+/// TEXT escaping (RFC 5545 §3.3.11) for the properties the crate writes
+/// as they are (`NAME`, `X-WR-CALNAME`).
+fn escape_text(s: &str) -> String {
+    one_line(s).replace('\\', "\\\\").replace(';', "\\;").replace(',', "\\,").replace('\n', "\\n")
 }
 
 fn utc(t: DateTime<Utc>) -> String {
@@ -54,7 +83,8 @@ pub struct Entry<'a> {
     pub id: i64,
     pub version: i32,
     pub title: &'a str,
-    pub organizer: &'a str,
+    /// As pages show it (`Booking::shown_organizer`).
+    pub organizer: Cow<'a, str>,
     pub status: Status,
     pub starts_at: DateTime<Utc>,
     pub ends_at: DateTime<Utc>,
@@ -68,7 +98,7 @@ impl<'a> From<&'a Booking> for Entry<'a> {
             id: b.id,
             version: b.version,
             title: &b.title,
-            organizer: &b.organizer,
+            organizer: b.shown_organizer(),
             status: b.status,
             starts_at: b.starts_at,
             ends_at: b.ends_at,
@@ -81,8 +111,8 @@ impl<'a> From<&'a Booking> for Entry<'a> {
 pub fn event(b: &Entry<'_>, host: &str, room_names: &str, people: &People<'_>) -> Event {
     let mut e = Event::new();
     e.uid(&uid(b.id, host))
-        .summary(b.title)
-        .location(room_names)
+        .summary(&one_line(b.title))
+        .location(&one_line(room_names))
         .sequence(u32::try_from(b.version).unwrap_or(0))
         .timestamp(b.stamp)
         .append_property(Property::new("DTSTART", utc(b.starts_at)))
@@ -92,7 +122,7 @@ pub fn event(b: &Entry<'_>, host: &str, room_names: &str, people: &People<'_>) -
             Status::Pending => EventStatus::Tentative,
             Status::Cancelled | Status::Rejected => EventStatus::Cancelled,
         })
-        .description(&format!("예약한 사람: {}", b.organizer));
+        .description(&one_line(&format!("예약한 사람: {}", b.organizer)));
     if let Some((name, address)) = people.organizer {
         let mut p = Property::new("ORGANIZER", format!("mailto:{address}"));
         p.add_parameter("CN", &cn(name));
@@ -113,7 +143,10 @@ pub fn calendar(name: &str, method: Option<Method>, events: Vec<Event>) -> Strin
     cal.append_property(Property::new("VERSION", "2.0"));
     cal.append_property(Property::new("PRODID", "-//yeyak//rooms//KO"));
     cal.append_property(Property::new("CALSCALE", "GREGORIAN"));
-    cal.name(name);
+    // Not `Calendar::name`: the crate writes these two unescaped.
+    let name = escape_text(name);
+    cal.append_property(Property::new("NAME", name.clone()));
+    cal.append_property(Property::new("X-WR-CALNAME", name));
     if let Some(method) = method {
         cal.append_property(Property::new(
             "METHOD",
@@ -169,5 +202,33 @@ mod tests {
         );
         assert!(unfolded.contains("ATTENDEE;") && unfolded.contains("CN=\"김, 민지\""));
         assert!(unfolded.contains("DTSTART:20300107T010000Z"));
+    }
+
+    #[test]
+    fn every_text_is_escaped_once_and_parameters_quoted() {
+        let nasty = "a\\b;c,d:e\nf\r\ng\u{2028}h";
+        let escaped = "a\\\\b\\;c\\,d:e\\nf\\ng\\nh";
+        let mut b = booking(nasty, Status::Confirmed);
+        b.organizer = nasty.into();
+        let people = People { organizer: None, attendee: Some((nasty, "kim@example.com")) };
+        let text = calendar(nasty, None, vec![event(&Entry::from(&b), "h", nasty, &people)]);
+        let unfolded = text.replace("\r\n ", "");
+        let lines: Vec<&str> = unfolded.split("\r\n").collect();
+        for (name, value) in [
+            ("NAME", escaped.to_owned()),
+            ("X-WR-CALNAME", escaped.to_owned()),
+            ("SUMMARY", escaped.to_owned()),
+            ("LOCATION", escaped.to_owned()),
+            ("DESCRIPTION", format!("예약한 사람: {escaped}")),
+        ] {
+            assert!(lines.contains(&format!("{name}:{value}").as_str()), "{name}: {lines:#?}");
+        }
+        assert!(lines.iter().any(|l| l.starts_with("ATTENDEE;") && l.contains("CN=\"a\\b;c,d:efgh\"")), "{lines:#?}");
+        for (name, quoted) in [("a:b", true), ("a;b", true), ("a,b", true), ("a b", false)] {
+            let people = People { organizer: Some((name, "r@example.com")), attendee: None };
+            let text = calendar("n", None, vec![event(&Entry::from(&b), "h", "r", &people)]).replace("\r\n ", "");
+            let want = if quoted { format!("CN=\"{name}\"") } else { format!("CN={name}") };
+            assert!(text.contains(&format!(";{want}:")) || text.contains(&format!(";{want};")), "{name}: {text}");
+        }
     }
 }

@@ -196,6 +196,16 @@ impl Principal {
         &self.tenant
     }
 
+    /// The tenant of the API key behind the call (an integration's, or an
+    /// admin key's), which a booking keeps so pages never show it as a
+    /// colleague's (SPEC §20); none for people, door displays and the system.
+    pub fn key_tenant(&self) -> Option<&Tenant> {
+        match self.kind {
+            Kind::Integration | Kind::Admin { staff_id: None } => Some(&self.tenant),
+            _ => None,
+        }
+    }
+
     pub fn digest(&self) -> &OwnerDigest {
         &self.digest
     }
@@ -220,6 +230,12 @@ mod tests {
         assert_eq!(Principal::system("s").role(), Role::System);
         assert_eq!(Principal::person(b"k", 7, "a", "A", true).staff_id(), Some(7));
         assert_eq!(Principal::api_key(b"k", &t, true, None).staff_id(), None);
+        assert_eq!(Principal::api_key(b"k", &t, false, None).key_tenant(), Some(&t));
+        assert_eq!(Principal::api_key(b"k", &t, true, None).key_tenant(), Some(&t));
+        assert_eq!(Principal::person(b"k", 7, "a", "A", true).key_tenant(), None);
+        assert_eq!(Principal::person(b"k", 7, "a", "A", false).key_tenant(), None);
+        assert_eq!(Principal::display(b"k", "A", "에이").key_tenant(), None);
+        assert_eq!(Principal::system("s").key_tenant(), None);
     }
 
     #[test]

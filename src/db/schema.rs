@@ -43,6 +43,7 @@ diesel::table! {
         released_at -> Nullable<Timestamptz>,
         decided_at -> Nullable<Timestamptz>,
         decision_reason -> Nullable<Text>,
+        organizer_tenant -> Nullable<Text>,
     }
 }
 

@@ -83,6 +83,7 @@ async fn create(
     if body.label.chars().count() > keys::LABEL_CHARS {
         return Err(ApiError::malformed("label", "must be at most 100 characters"));
     }
+    crate::text::ensure_plain("label", &body.label)?;
     let command = CreateKey { tenant, role, label: body.label };
     let key = state.pipeline.run(&principal(&state, &caller), None, &command).await?;
     Ok(HttpResponse::Created().json(key))

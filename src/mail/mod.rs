@@ -80,7 +80,7 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), cr
         id: n.booking_id,
         version: n.version,
         title: &n.title,
-        organizer: &n.organizer,
+        organizer: n.organizer.as_str().into(),
         status: n.status,
         starts_at: n.starts_at,
         ends_at: n.ends_at,

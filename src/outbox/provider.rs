@@ -1,6 +1,10 @@
 //! Where notifications go: the log (default) or a webhook. The delivery id
 //! travels as `Idempotency-Key`, so a receiver that saw it before answers 409
-//! and the outbox counts that as delivered.
+//! and the outbox counts that as delivered. The webhook follows no redirect
+//! (SPEC §20): a 3xx could send booking details to wherever the receiver
+//! points, an internal address included, so it is a failed attempt, logged
+//! and permanent — the same request would be redirected again; the operator
+//! fixes `YEYAK_WEBHOOK_URL` and redrives the dead-lettered notices.
 
 use std::time::Duration;
 
@@ -17,7 +21,7 @@ pub enum SendOutcome {
     Duplicate,
     /// 5xx, timeout, connection failure: try again later.
     Retryable(String),
-    /// Any other 4xx: trying again will not help.
+    /// Any other 4xx, or a redirect (3xx): trying again will not help.
     Permanent(String),
 }
 
@@ -57,11 +61,13 @@ impl Providers {
 }
 
 impl Provider {
-    /// A webhook provider with a 5 s timeout per request.
+    /// A webhook provider with a 5 s timeout per request, following no
+    /// redirect.
     pub fn webhook(url: &str) -> Self {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .connect_timeout(Duration::from_secs(2))
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("HTTP client");
         Provider::Webhook { url: url.to_owned(), client }
@@ -82,6 +88,14 @@ impl Provider {
                     "attempt": n.attempt_count,
                 });
                 match client.post(url).header("Idempotency-Key", &n.delivery_id).json(&event).send().await {
+                    Ok(res) if res.status().is_redirection() => {
+                        let to = res.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok());
+                        tracing::warn!(
+                            delivery_id = %n.delivery_id, status = res.status().as_u16(), location = to.unwrap_or(""),
+                            "the webhook answered a redirect, which yeyak does not follow: fix YEYAK_WEBHOOK_URL"
+                        );
+                        classify(res.status().as_u16())
+                    }
                     Ok(res) => classify(res.status().as_u16()),
                     Err(e) => SendOutcome::Retryable(format!("request failed: {e}")),
                 }
@@ -95,6 +109,7 @@ fn classify(status: u16) -> SendOutcome {
     match status {
         200..=299 => SendOutcome::Accepted,
         409 => SendOutcome::Duplicate,
+        300..=399 => SendOutcome::Permanent(format!("receiver answered {status}, a redirect (not followed)")),
         500..=599 | 408 | 429 => SendOutcome::Retryable(format!("receiver answered {status}")),
         _ => SendOutcome::Permanent(format!("receiver answered {status}")),
     }
@@ -110,5 +125,8 @@ mod tests {
         assert_eq!(classify(409), SendOutcome::Duplicate);
         assert!(matches!(classify(503), SendOutcome::Retryable(_)));
         assert!(matches!(classify(400), SendOutcome::Permanent(_)));
+        for redirect in [301, 302, 303, 307, 308] {
+            assert!(matches!(classify(redirect), SendOutcome::Permanent(e) if e.contains("redirect")), "{redirect}");
+        }
     }
 }

@@ -1,25 +1,53 @@
 //! The reports as CSV a spreadsheet program opens as it is: UTF-8 with a
-//! byte-order mark (so Korean is read as UTF-8), RFC 4180 (CRLF, fields
-//! quoted when they hold a comma, quote or line break; quotes doubled).
+//! byte-order mark (so Korean is read as UTF-8), RFC 4180 (CRLF, quotes
+//! doubled), and a cell quoted when it holds a comma, a quote, a line break
+//! — or a semicolon, the separator of spreadsheets set to a European locale,
+//! which would otherwise split the cell (SPEC §20).
+
+use std::borrow::Cow;
 
 use super::domain::{hours, BookingLine, Utilisation};
 
 /// The UTF-8 byte-order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-fn writer() -> ::csv::Writer<Vec<u8>> {
-    ::csv::WriterBuilder::new().terminator(::csv::Terminator::CRLF).from_writer(BOM.to_vec())
+/// The CSV being written: records of cells, each line ended by CRLF.
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn new() -> Self {
+        Writer(BOM.to_vec())
+    }
+
+    fn write_record<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        for (i, c) in cells.into_iter().enumerate() {
+            if i > 0 {
+                self.0.push(b',');
+            }
+            self.0.extend_from_slice(cell(c.as_ref()).as_bytes());
+        }
+        self.0.extend_from_slice(b"\r\n");
+    }
+
+    fn finish(self) -> Vec<u8> {
+        self.0
+    }
 }
 
-/// Writing to memory only fails on a bug (a record of the wrong length).
-fn finish(w: ::csv::Writer<Vec<u8>>) -> Vec<u8> {
-    w.into_inner().expect("writing CSV to memory")
+/// One cell: quoted, quotes doubled, when it holds a separator (`,` or
+/// `;`), a quote or a line break; as it is otherwise.
+fn cell(value: &str) -> Cow<'_, str> {
+    if value.contains([',', ';', '"', '\n', '\r']) {
+        format!("\"{}\"", value.replace('"', "\"\"")).into()
+    } else {
+        value.into()
+    }
 }
 
 /// Text a person typed, defused so a spreadsheet never runs it as a formula
 /// (OWASP "CSV injection"): a leading `= + - @`, tab or carriage return gets
 /// a leading apostrophe, which spreadsheets show as text.
-fn text(value: &str) -> std::borrow::Cow<'_, str> {
+fn text(value: &str) -> Cow<'_, str> {
     if value.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{value}").into()
     } else {
@@ -42,8 +70,8 @@ pub const UTILISATION_HEADER: [&str; 10] = [
 
 /// One row per active room, in the page's order.
 pub fn utilisation(report: &Utilisation) -> Vec<u8> {
-    let mut w = writer();
-    w.write_record(UTILISATION_HEADER).expect("writing CSV to memory");
+    let mut w = Writer::new();
+    w.write_record(UTILISATION_HEADER);
     for r in &report.rooms {
         w.write_record([
             r.code.clone(),
@@ -56,10 +84,9 @@ pub fn utilisation(report: &Utilisation) -> Vec<u8> {
             r.bookings.to_string(),
             r.cancellations.to_string(),
             r.releases.to_string(),
-        ])
-        .expect("writing CSV to memory");
+        ]);
     }
-    finish(w)
+    w.finish()
 }
 
 pub const BOOKINGS_HEADER: [&str; 12] = [
@@ -79,8 +106,8 @@ pub const BOOKINGS_HEADER: [&str; 12] = [
 
 /// One row per booking; times local (`YEYAK_TIMEZONE`), empty when unset.
 pub fn bookings(lines: &[BookingLine]) -> Vec<u8> {
-    let mut w = writer();
-    w.write_record(BOOKINGS_HEADER).expect("writing CSV to memory");
+    let mut w = Writer::new();
+    w.write_record(BOOKINGS_HEADER);
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     for b in lines {
         w.write_record([
@@ -96,10 +123,9 @@ pub fn bookings(lines: &[BookingLine]) -> Vec<u8> {
             opt(&b.checked_in_at),
             opt(&b.released_at),
             opt(&b.cancelled_at),
-        ])
-        .expect("writing CSV to memory");
+        ]);
     }
-    finish(w)
+    w.finish()
 }
 
 #[cfg(test)]
@@ -126,5 +152,25 @@ mod tests {
         assert!(out.starts_with("\u{feff}id,starts_at,"));
         assert!(out.contains("\r\n7,2026-11-02 09:00:00,2026-11-02 10:00:00,A+B,\"주간 \"\"회의\"\", 2부\n둘째 줄\",\"'=HYPERLINK(\"\"x\"\")\",CONFIRMED,,"));
         assert!(out.ends_with(",,,\r\n"));
+    }
+
+    #[test]
+    fn separators_quotes_and_line_breaks_are_quoted_formulas_defused() {
+        for (raw, written) in [
+            ("a;b", "\"a;b\""),
+            ("a,b", "\"a,b\""),
+            ("a\"b", "\"a\"\"b\""),
+            ("a\nb", "\"a\nb\""),
+            ("a\rb", "\"a\rb\""),
+            ("plain 회의", "plain 회의"),
+            ("=1+2;x", "\"'=1+2;x\""),
+            ("-3", "'-3"),
+            ("+1", "'+1"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "\"'\rx\""),
+        ] {
+            assert_eq!(cell(&text(raw)), written, "{raw:?}");
+        }
     }
 }

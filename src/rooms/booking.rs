@@ -2,6 +2,8 @@
 //! feeds and mail) and the reads of bookings: by id, by window, by room, by
 //! organizer, pending ones, and a room's free intervals.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Text, Timestamptz};
@@ -65,6 +67,11 @@ pub struct Booking {
     #[serde(skip)]
     #[diesel(sql_type = Timestamptz)]
     pub updated_at: DateTime<Utc>,
+    /// The tenant of the API key it was made through (null for people and
+    /// door displays): pages show it beside the organizer name.
+    #[serde(skip)]
+    #[diesel(sql_type = Nullable<Text>)]
+    pub organizer_tenant: Option<String>,
 }
 
 impl Booking {
@@ -90,6 +97,18 @@ impl Booking {
             is_exception: false,
             occurrence_start: None,
             updated_at: DateTime::UNIX_EPOCH,
+            organizer_tenant: None,
+        }
+    }
+
+    /// Who booked, as pages and calendars show it: the organizer name, and
+    /// for a booking made through an API key that key's tenant
+    /// (`김민지 · crm`), so an integration never passes for a colleague
+    /// (SPEC §20).
+    pub fn shown_organizer(&self) -> Cow<'_, str> {
+        match &self.organizer_tenant {
+            Some(tenant) => format!("{} · {tenant}", self.organizer).into(),
+            None => self.organizer.as_str().into(),
         }
     }
 
@@ -106,7 +125,7 @@ impl Booking {
 pub const BOOKING_COLUMNS: &str = "
 SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id, r.starts_at, r.ends_at,
        r.cancelled_at, r.version, r.status, r.series_id, r.check_in_required, r.checked_in_at, r.released_at,
-       r.is_exception, r.occurrence_start, r.updated_at,
+       r.is_exception, r.occurrence_start, r.updated_at, r.organizer_tenant,
        COALESCE(array_agg(rr.room ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL), '{}') AS rooms
   FROM reservation r
   LEFT JOIN reservation_room rr ON rr.reservation_id = r.id
@@ -244,4 +263,19 @@ pub async fn free_intervals(
     .cached()
     .load(conn)
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_booking_made_through_a_key_shows_its_tenant() {
+        let t = DateTime::UNIX_EPOCH;
+        let mut b = Booking::example(1, "회의", &["A"], t, t + chrono::Duration::hours(1));
+        b.organizer = "김민지".into();
+        assert_eq!(b.shown_organizer(), "김민지");
+        b.organizer_tenant = Some("crm".into());
+        assert_eq!(b.shown_organizer(), "김민지 · crm");
+    }
 }

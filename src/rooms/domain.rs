@@ -172,24 +172,19 @@ impl TimeRange {
     }
 }
 
-/// A booking title: 1-200 characters after trimming, no control characters.
-/// Stored literally (HTML and SQL are just text); escaped when shown.
+/// A booking title: 1-200 characters after trimming, on one line, no
+/// control characters (`text::is_forbidden`, SPEC §20). Stored literally
+/// (HTML and SQL are just text); escaped when shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Title(String);
 
 impl Title {
-    /// A title may span lines (`\n`, with `\r\n` read as `\n`); no other
-    /// control character.
     pub fn parse(raw: &str) -> Result<Self, ApiError> {
-        Self::parse_text("title", &raw.replace("\r\n", "\n"), true)
+        Self::parse_field("title", raw)
     }
 
-    /// Same rules for any short one-line display text (organizer names).
+    /// Same rules for any short display text (organizer names), named `field`.
     pub fn parse_field(field: &str, raw: &str) -> Result<Self, ApiError> {
-        Self::parse_text(field, raw, false)
-    }
-
-    fn parse_text(field: &str, raw: &str, lines: bool) -> Result<Self, ApiError> {
         let t = raw.trim();
         let len = t.chars().count();
         if len == 0 {
@@ -198,9 +193,7 @@ impl Title {
         if len > 200 {
             return Err(ApiError::malformed(field, "must be at most 200 characters"));
         }
-        if t.chars().any(|c| c.is_control() && !(lines && c == '\n')) {
-            return Err(ApiError::malformed(field, "must not contain control characters"));
-        }
+        crate::text::ensure_plain(field, t)?;
         Ok(Title(t.to_owned()))
     }
 
@@ -259,7 +252,10 @@ mod tests {
         assert!(Title::parse("   ").is_err());
         assert!(Title::parse(&"가".repeat(201)).is_err());
         assert_eq!(Title::parse("<b>'; DROP TABLE x;--").unwrap().as_str(), "<b>'; DROP TABLE x;--");
-        assert_eq!(Title::parse("첫 줄\r\n둘째 줄").unwrap().as_str(), "첫 줄\n둘째 줄");
-        assert!(Title::parse("a\tb").is_err() && Title::parse_field("organizerName", "a\nb").is_err());
+        // One line only (SPEC §20): no line breaks, tabs or line separators.
+        for bad in ["첫 줄\r\n둘째 줄", "a\nb", "a\tb", "a\u{2028}b", "a\u{2029}b", "a\u{7f}b"] {
+            assert_eq!(Title::parse(bad).unwrap_err().details["field"], "title", "{bad:?}");
+            assert_eq!(Title::parse_field("organizerName", bad).unwrap_err().details["field"], "organizerName");
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! `UNTIL` — expanded by the `rrule` crate in the configured zone, so that a
 //! weekly 10:00 stays 10:00 local on both sides of a DST change. No I/O.
 
-use chrono::{DateTime, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, Months, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use rrule::{RRule, Unvalidated};
 use serde::Serialize;
@@ -14,6 +14,9 @@ use crate::rooms::domain::TimeRange;
 
 /// Most occurrences one series may have.
 pub const MAX_OCCURRENCES: usize = 366;
+/// A series ends at most this many years after its first occurrence,
+/// whatever its frequency and interval (SPEC §20).
+pub const MAX_YEARS: u32 = 5;
 
 /// A validated recurrence: the text as given, and the rule handed to
 /// `rrule` (UNTIL without `Z` read in the configured zone and written in UTC,
@@ -109,8 +112,21 @@ impl Recurrence {
         let dt_start = first.starts_at().with_timezone(&rrule::Tz::Tz(tz));
         let rule: RRule<Unvalidated> = self.rule.parse().map_err(|e: rrule::RRuleError| invalid(e.to_string()))?;
         let set = rule.build(dt_start).map_err(|e| invalid(e.to_string()))?;
-        let result = set.all((MAX_OCCURRENCES + 1) as u16);
-        let mut starts: Vec<DateTime<Utc>> = result.dates.iter().map(|d| d.with_timezone(&Utc)).collect();
+        let last_allowed = first
+            .starts_at()
+            .checked_add_months(Months::new(MAX_YEARS * 12))
+            .ok_or_else(|| invalid("the first occurrence is too far ahead"))?;
+        // Expanded up to one occurrence past the limits (count or years) and
+        // no further, so a rule that reaches year 9999 costs no more than one
+        // that stops in time.
+        let mut starts: Vec<DateTime<Utc>> = Vec::new();
+        for d in &set {
+            let d = d.with_timezone(&Utc);
+            starts.push(d);
+            if d > last_allowed || starts.len() > MAX_OCCURRENCES + 1 {
+                break;
+            }
+        }
         // DTSTART always counts as the first occurrence (RFC 5545 §3.8.5.3).
         if starts.first() != Some(&first.starts_at()) {
             starts.insert(0, first.starts_at());
@@ -118,8 +134,11 @@ impl Recurrence {
         if let Some(n) = self.count {
             starts.truncate(n);
         }
-        if starts.len() > MAX_OCCURRENCES || (result.limited && result.dates.len() > MAX_OCCURRENCES) {
+        if starts.len() > MAX_OCCURRENCES {
             return Err(too_long(starts.len()));
+        }
+        if let Some(last) = starts.last().filter(|l| **l > last_allowed) {
+            return Err(too_far(*last));
         }
         starts
             .into_iter()
@@ -135,6 +154,11 @@ impl Recurrence {
 fn too_long(n: usize) -> ApiError {
     ApiError::new(ErrorCode::SeriesTooLong, format!("반복 예약은 {MAX_OCCURRENCES}회까지 할 수 있습니다."))
         .with_details(json!({ "field": "recurrence", "maxOccurrences": MAX_OCCURRENCES, "occurrences": n }))
+}
+
+fn too_far(last: DateTime<Utc>) -> ApiError {
+    ApiError::new(ErrorCode::SeriesTooLong, format!("반복 예약은 첫 회부터 {MAX_YEARS}년 안에 끝나야 합니다."))
+        .with_details(json!({ "field": "recurrence", "maxYears": MAX_YEARS, "lastOccurrence": last }))
 }
 
 fn earliest(tz: Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {
@@ -225,6 +249,15 @@ mod tests {
         assert_eq!(n("FREQ=DAILY;UNTIL=20310101").unwrap(), 366, "2030-01-01 to 2031-01-01 inclusive");
         assert_eq!(n("FREQ=DAILY;UNTIL=20310102").unwrap_err().code, ErrorCode::SeriesTooLong);
         assert_eq!(n("FREQ=DAILY").unwrap_err().code, ErrorCode::SeriesTooLong, "endless");
+        // At most five years from the first occurrence, whatever the step.
+        let years = |rule: &str| n(rule).map_err(|e| (e.code, e.details["maxYears"].clone()));
+        assert_eq!(years("FREQ=MONTHLY;INTERVAL=60;COUNT=2").unwrap(), 2, "exactly five years on");
+        assert_eq!(years("FREQ=MONTHLY;INTERVAL=61;COUNT=2").unwrap_err(), (ErrorCode::SeriesTooLong, json!(5)));
+        assert_eq!(years("FREQ=MONTHLY;INTERVAL=366;COUNT=2").unwrap_err().0, ErrorCode::SeriesTooLong);
+        assert_eq!(years("FREQ=MONTHLY;INTERVAL=366").unwrap_err().0, ErrorCode::SeriesTooLong, "to year 9999");
+        assert_eq!(years("FREQ=MONTHLY;UNTIL=20350101").unwrap(), 61);
+        assert_eq!(years("FREQ=MONTHLY;UNTIL=20350201").unwrap_err().0, ErrorCode::SeriesTooLong);
+        assert_eq!(years("FREQ=WEEKLY;INTERVAL=52;COUNT=6").unwrap(), 6);
         for bad in [
             "",
             "FREQ=YEARLY",

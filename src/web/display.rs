@@ -91,7 +91,7 @@ fn shown(state: &AppState, b: &Booking, now: DateTime<Utc>) -> Shown {
     Shown {
         id: b.id,
         title: b.title.clone(),
-        organizer: b.organizer.clone(),
+        organizer: b.shown_organizer().into_owned(),
         time: format!(
             "{}–{}",
             b.starts_at.with_timezone(&tz).format("%H:%M"),

@@ -134,7 +134,7 @@ pub fn layout(
             blocks.push(Block {
                 id: b.id,
                 title: b.title.clone(),
-                organizer: b.organizer.clone(),
+                organizer: b.shown_organizer().into_owned(),
                 rooms: b.rooms.join("+"),
                 time: format!(
                     "{}–{}",

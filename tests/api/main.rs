@@ -28,6 +28,7 @@ mod reports;
 mod roles;
 mod rooms;
 mod rooms_concurrency;
+mod round3_a;
 mod rules;
 mod series;
 #[path = "../../benches/common/smtp_sink.rs"]

@@ -50,7 +50,7 @@ impl RoomCode {
 }
 
 /// A short label (room name, area, suite): 1-100 characters after trimming,
-/// no control characters.
+/// no control characters (`text::is_forbidden`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Label(String);
 
@@ -61,9 +61,7 @@ impl Label {
         if !(1..=100).contains(&len) {
             return Err(ApiError::malformed(field, "must be 1-100 characters"));
         }
-        if t.chars().any(char::is_control) {
-            return Err(ApiError::malformed(field, "must not contain control characters"));
-        }
+        crate::text::ensure_plain(field, t)?;
         Ok(Label(t.to_owned()))
     }
 

@@ -75,6 +75,7 @@ pub async fn insert(conn: &mut Conn, row: &Row<'_>, rooms: &[String], ctx: &Ctx<
             reservation::organizer_name.eq(row.organizer_name),
             reservation::organizer_digest.eq(ctx.principal.digest().as_str()),
             reservation::organizer_staff_id.eq(ctx.principal.staff_id()),
+            reservation::organizer_tenant.eq(ctx.principal.key_tenant().map(|t| t.as_str())),
             reservation::starts_at.eq(row.range.starts_at()),
             reservation::ends_at.eq(row.range.ends_at()),
             reservation::status.eq(row.status.as_str()),

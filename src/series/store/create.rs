@@ -148,9 +148,10 @@ async fn insert_occurrences(
     }
     let (starts, ends): (Vec<_>, Vec<_>) = ranges.iter().map(|r| (r.starts_at(), r.ends_at())).unzip();
     let inserted: Vec<Inserted> = diesel::sql_query(
-        "INSERT INTO reservation (title, organizer_name, organizer_digest, organizer_staff_id, starts_at, ends_at,
-                                  status, check_in_required, series_id, occurrence_start, created_at, updated_at)
-         SELECT $1, $2, $3, $4, o.s, o.e, $5, $6, $7, o.s, $8, $8
+        "INSERT INTO reservation (title, organizer_name, organizer_digest, organizer_staff_id, organizer_tenant,
+                                  starts_at, ends_at, status, check_in_required, series_id, occurrence_start,
+                                  created_at, updated_at)
+         SELECT $1, $2, $3, $4, $11, o.s, o.e, $5, $6, $7, o.s, $8, $8
            FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(s, e, ord)
           ORDER BY o.ord
          RETURNING id, starts_at",
@@ -165,6 +166,7 @@ async fn insert_occurrences(
     .bind::<Timestamptz, _>(ctx.now)
     .bind::<Array<Timestamptz>, _>(&starts)
     .bind::<Array<Timestamptz>, _>(&ends)
+    .bind::<Nullable<Text>, _>(ctx.principal.key_tenant().map(|t| t.as_str()))
     .cached()
     .load(conn)
     .await?;

@@ -112,6 +112,8 @@ pub async fn add_staff(
         refuse("아이디는 영문·숫자·._- 1~64자입니다.")
     } else if display.is_empty() || display.chars().count() > 100 {
         refuse("이름을 1~100자로 적어 주세요.")
+    } else if display.chars().any(crate::text::is_forbidden) {
+        refuse("이름(display_name)에는 제어 문자나 줄바꿈을 쓸 수 없습니다.")
     } else if password.chars().count() < MIN_PASSWORD_CHARS {
         refuse("비밀번호는 10자 이상이어야 합니다.")
     } else if email.is_err() {
@@ -228,6 +230,10 @@ pub async fn add_key(
     };
     if label.chars().count() > keys::LABEL_CHARS {
         let message = Notice::error("메모는 100자까지입니다.");
+        return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
+    }
+    if label.chars().any(crate::text::is_forbidden) {
+        let message = Notice::error("메모(label)에는 제어 문자나 줄바꿈을 쓸 수 없습니다.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
     let key = run(&state, &user, &CreateKey { tenant: tenant.clone(), role, label: label.to_owned() }).await?;

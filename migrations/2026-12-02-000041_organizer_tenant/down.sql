@@ -1,0 +1,1 @@
+ALTER TABLE reservation DROP COLUMN organizer_tenant;
