@@ -129,6 +129,9 @@ impl Command for CreateKey {
     }
 
     async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<NewKey, CommandError> {
+        if self.tenant.is_reserved() {
+            return Err(ApiError::reserved_tenant(self.tenant.as_str()).into());
+        }
         Ok(keys::create(conn, &self.tenant, self.role, &self.label).await?)
     }
 }

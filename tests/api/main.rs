@@ -26,6 +26,7 @@ mod reports;
 mod roles;
 mod rooms;
 mod rooms_concurrency;
+mod round3_b;
 mod rules;
 mod series;
 #[path = "../../benches/common/smtp_sink.rs"]

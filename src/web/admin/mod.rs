@@ -16,6 +16,7 @@ use crate::auth::keys;
 use crate::auth::staff::{self, StaffUser};
 use crate::command::Command;
 use crate::db::DbError;
+use crate::error::ErrorCode;
 use crate::state::AppState;
 
 /// Runs an account command as the signed-in admin; a refusal is its page.
@@ -230,7 +231,15 @@ pub async fn add_key(
         let message = Notice::error("메모는 100자까지입니다.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let key = run(&state, &user, &CreateKey { tenant: tenant.clone(), role, label: label.to_owned() }).await?;
+    let command = CreateKey { tenant: tenant.clone(), role, label: label.to_owned() };
+    let key = match state.pipeline.run(&super::principal(&state, &user), None, &command).await {
+        Ok(key) => key,
+        Err(e) if e.code == ErrorCode::ReservedTenant => {
+            let message = Notice::error(format!("{tenant} 테넌트는 yeyak이 쓰는 이름이라 키에 줄 수 없습니다."));
+            return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
+        }
+        Err(e) => return Err(super::bookings::refused_page(&e)),
+    };
     let message = Notice::ok(format!("{tenant} 테넌트의 {} 키를 만들었습니다.", key.role));
     render_staff(&state, &req, &user, Some(message), Some(key.secret), StatusCode::OK).await
 }
