@@ -60,8 +60,8 @@ impl Command for CreateStaff {
     }
 }
 
-/// Disables (ending every session) or enables a person; `None` when there
-/// is no such person.
+/// Disables (ending every session and the calendar token) or enables a
+/// person; `None` when there is no such person.
 pub struct SetDisabled {
     pub id: i64,
     pub disabled: bool,

@@ -203,7 +203,10 @@ pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<
 }
 
 /// Disables or enables a person; disabling ends their sessions in the same
-/// transaction (feeds and door displays check the flag on every request).
+/// transaction (feeds and door displays check the flag on every request)
+/// and their calendar token for good: its generation moves on, so enabling
+/// them again revives no feed address (SPEC §20; a new one is shown on
+/// `/account`).
 pub async fn set_disabled(
     conn: &mut Conn,
     id: i64,
@@ -223,7 +226,10 @@ pub async fn set_disabled_in(
     now: DateTime<Utc>,
 ) -> QueryResult<Option<StaffUser>> {
     let user = diesel::update(staff::table.find(id))
-        .set(staff::disabled_at.eq(disabled.then_some(now)))
+        .set((
+            staff::disabled_at.eq(disabled.then_some(now)),
+            staff::calendar_generation.eq(staff::calendar_generation + i32::from(disabled)),
+        ))
         .returning(COLUMNS)
         .get_result(&mut *conn)
         .await

@@ -345,7 +345,8 @@ async fn disabling_a_person_ends_sessions_feeds_and_displays_and_enabling_restor
     let on = admin.post(&format!("/admin/staff/{id}/enable"), &[("csrf_token", &page.field("csrf_token"))]).await;
     assert_eq!(on.status, StatusCode::OK);
     assert_eq!(Browser::new(&app).sign_in("park", "correct-horse-1").await.status, StatusCode::SEE_OTHER);
-    assert_eq!(app.http.get(&ics).send().await.unwrap().status(), StatusCode::OK);
+    // SPEC §20: enabling again does not revive the old calendar token.
+    assert_eq!(app.http.get(&ics).send().await.unwrap().status(), StatusCode::NOT_FOUND);
     let missing = admin.post("/admin/staff/999999/disable", &[("csrf_token", &page.field("csrf_token"))]).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
 }
