@@ -80,6 +80,8 @@ impl Caller {
 pub struct ConfiguredKey {
     pub caller: Caller,
     pub key_hash: String,
+    /// The secret's length in characters (a public bind wants 24 or more).
+    pub secret_chars: usize,
 }
 
 impl fmt::Debug for ConfiguredKey {
@@ -105,6 +107,7 @@ impl FromStr for ConfiguredKey {
         Ok(ConfiguredKey {
             caller: Caller { tenant, role: role.parse()? },
             key_hash: hash_secret(secret),
+            secret_chars: secret.chars().count(),
         })
     }
 }
