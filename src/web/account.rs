@@ -121,12 +121,13 @@ pub async fn logout(state: web::Data<AppState>, req: HttpRequest, _: StaffForm) 
 }
 
 /// The address people subscribe to: `YEYAK_PUBLIC_URL`'s origin, else the
-/// host this page was asked for (shown only, never trusted for anything).
+/// origin this page was asked at (forwarded headers only from a trusted
+/// proxy; shown only, never trusted for anything).
 fn feed_url(req: &HttpRequest, state: &AppState, user: &StaffUser, generation: i32) -> String {
     let token = crate::calendar::token::token(&state.secret, user.id, generation);
     let origin = match &state.public_origin {
         Some(origin) => origin.clone(),
-        None => format!("http://{}", req.connection_info().host()),
+        None => state.transport.request_origin(req),
     };
     format!("{origin}/ical/me.ics?token={token}")
 }
