@@ -196,7 +196,10 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         metrics,
         public_origin: config.public_url.as_ref().map(|u| u.origin().ascii_serialization()),
         transport: crate::transport::Transport::new(config.public_url.as_ref(), config.trust_proxy),
-        hashing: Arc::new(tokio::sync::Semaphore::new(crate::auth::staff::HASHING_SLOTS)),
+        hashing: {
+            use crate::auth::hashing::{HashingGate, HASHING_QUEUE, HASHING_SLOTS};
+            Arc::new(HashingGate::new(HASHING_SLOTS, HASHING_QUEUE))
+        },
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;

@@ -41,6 +41,16 @@ impl Transport {
         }
     }
 
+    /// The device mark's name: a browser that signed in as a person within
+    /// 30 days is not held by that username's lock (SPEC §20).
+    pub fn device_cookie(&self) -> &'static str {
+        if self.https {
+            "__Host-yeyak_device"
+        } else {
+            "yeyak_device"
+        }
+    }
+
     /// A cookie with SPEC §5's flags: HttpOnly, SameSite=Lax, path `/`, and
     /// `Secure` over https (which `__Host-` requires).
     pub fn cookie(&self, name: &'static str, value: String) -> Cookie<'static> {

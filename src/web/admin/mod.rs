@@ -127,7 +127,7 @@ pub async fn add_staff(
         username: username.to_owned(),
         display_name: display.to_owned(),
         email: email.unwrap_or(None).map(str::to_owned),
-        password_hash: staff::hash_in_slot(&state.hashing, password).await,
+        password_hash: hashed(&state, password).await?,
         is_admin: form.get("is_admin") == "1",
     };
     let created = run(&state, &user, &command).await?;
@@ -136,6 +136,16 @@ pub async fn add_staff(
         None => (Notice::error("이미 있는 아이디입니다."), StatusCode::CONFLICT),
     };
     render_staff(&state, &req, &user, Some(message), None, status).await
+}
+
+/// A new password's hash, or a 503 page at once when the hashing queue is full.
+async fn hashed(state: &AppState, password: &str) -> Result<String, WebError> {
+    state.hashing.hash(password).await.map_err(|_| {
+        WebError::Page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::message_page("잠시 후 다시 시도해 주세요", "지금은 비밀번호 처리 요청이 많습니다."),
+        )
+    })
 }
 
 /// The `{id}` of a staff or key route (404 page for anything else).
@@ -206,7 +216,7 @@ pub async fn reset_password(
     }
     let command = ResetPassword {
         id,
-        password_hash: staff::hash_in_slot(&state.hashing, password).await,
+        password_hash: hashed(&state, password).await?,
         keep_session: (id == user.id).then(|| super::session_token(&req, &state)).flatten(),
     };
     let found = run(&state, &user, &command).await?;
