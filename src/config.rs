@@ -229,25 +229,48 @@ impl Config {
 pub const DEV_ADMIN_PASSWORD: &str = "yeyak-admin";
 pub const DEV_SECRET_KEY: &str = "yeyak-dev-secret-change-me";
 
+/// The shortest secrets a public bind accepts (SPEC §20), in characters.
+pub const MIN_ADMIN_PASSWORD_CHARS: usize = 12;
+pub const MIN_API_KEY_SECRET_CHARS: usize = 24;
+pub const MIN_SECRET_KEY_CHARS: usize = 32;
+
 impl Config {
-    /// The variables still at a development default, when the bind address is
-    /// not loopback; yeyak refuses to start then (exit code 2).
+    /// The variables still at a development default or too short, when the
+    /// bind address is not loopback; yeyak refuses to start then (exit code 2).
     pub fn exposed_defaults(&self) -> Vec<&'static str> {
         if self.bind.ip().is_loopback() {
             return Vec::new();
         }
         let dev_key = ConfiguredKey::from_str(DEV_API_KEYS).expect("the dev key parses").key_hash;
         let mut exposed = Vec::new();
-        if self.admin_password == DEV_ADMIN_PASSWORD {
+        if self.admin_password == DEV_ADMIN_PASSWORD || self.admin_password.chars().count() < MIN_ADMIN_PASSWORD_CHARS {
             exposed.push("YEYAK_ADMIN_PASSWORD");
         }
-        if self.api_keys.0.iter().any(|k| k.key_hash == dev_key) {
+        if self.api_keys.0.iter().any(|k| k.key_hash == dev_key || k.secret_chars < MIN_API_KEY_SECRET_CHARS) {
             exposed.push("YEYAK_API_KEYS");
         }
-        if self.secret_key == DEV_SECRET_KEY {
+        if self.secret_key == DEV_SECRET_KEY || self.secret_key.chars().count() < MIN_SECRET_KEY_CHARS {
             exposed.push("YEYAK_SECRET_KEY");
         }
         exposed
+    }
+
+    /// The one line of a refused start: what to set, and how long.
+    pub fn refusal(&self, exposed: &[&str]) -> String {
+        let wanted: Vec<String> = exposed
+            .iter()
+            .map(|var| match *var {
+                "YEYAK_ADMIN_PASSWORD" => format!("{var} ({MIN_ADMIN_PASSWORD_CHARS}+ characters)"),
+                "YEYAK_API_KEYS" => format!("{var} (secrets of {MIN_API_KEY_SECRET_CHARS}+ characters)"),
+                "YEYAK_SECRET_KEY" => format!("{var} ({MIN_SECRET_KEY_CHARS}+ characters)"),
+                other => other.to_owned(),
+            })
+            .collect();
+        format!(
+            "refusing to listen on {} with development defaults or short secrets; set {}",
+            self.bind,
+            wanted.join(", ")
+        )
     }
 }
 
@@ -282,9 +305,10 @@ mod tests {
         assert!(cfg.exposed_defaults().is_empty());
         cfg.bind = "0.0.0.0:8080".parse().unwrap();
         assert_eq!(cfg.exposed_defaults(), ["YEYAK_ADMIN_PASSWORD", "YEYAK_API_KEYS", "YEYAK_SECRET_KEY"]);
+        // Real values, long enough for §20 (32 / 24 / 12 characters at least).
         cfg.admin_password = "a-real-password".into();
-        cfg.secret_key = "a-real-secret-of-some-length".into();
-        cfg.api_keys = parse_api_keys("ops:admin:a-real-key-123").unwrap();
+        cfg.secret_key = "a-real-secret-of-some-length-and-more".into();
+        cfg.api_keys = parse_api_keys("ops:admin:a-real-key-123-of-some-length").unwrap();
         assert!(cfg.exposed_defaults().is_empty());
     }
 }

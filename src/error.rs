@@ -10,11 +10,11 @@ use crate::db::DbError;
 
 /// Declares the closed set of codes and `ErrorCode::ALL` from one list.
 macro_rules! error_codes {
-    ($($code:ident),* $(,)?) => {
+    ($($(#[$doc:meta])* $code:ident),* $(,)?) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
         #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
         pub enum ErrorCode {
-            $($code),*
+            $($(#[$doc])* $code),*
         }
 
         impl ErrorCode {
@@ -68,6 +68,8 @@ error_codes!(
     QuantityExceedsCapacity,
     AlreadyWaiting,
     HoldLifetimeExceeded,
+    /// An API key for `staff` or `display`, the tenants of yeyak's own doors (SPEC §20).
+    ReservedTenant,
     DatabaseUnavailable,
     Internal,
 );
@@ -87,7 +89,8 @@ impl ErrorCode {
             | BeyondHorizon
             | SeriesTooLong
             | InvalidRecurrence
-            | QuantityExceedsCapacity => StatusCode::BAD_REQUEST,
+            | QuantityExceedsCapacity
+            | ReservedTenant => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -187,6 +190,12 @@ impl ApiError {
     pub fn already_waiting(entry_id: Option<i64>) -> Self {
         Self::new(ErrorCode::AlreadyWaiting, "this owner already waits on this resource")
             .with_details(json!({ "entryId": entry_id }))
+    }
+
+    /// A key may not be given a tenant of yeyak's own (SPEC §20).
+    pub fn reserved_tenant(tenant: &str) -> Self {
+        Self::new(ErrorCode::ReservedTenant, format!("tenant `{tenant}` is reserved for yeyak's own owners"))
+            .with_details(json!({ "field": "tenant", "tenant": tenant }))
     }
 
     pub fn internal() -> Self {

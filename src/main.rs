@@ -9,14 +9,14 @@ async fn main() -> ExitCode {
     yeyak::telemetry::init(&config.log_format);
     let exposed = config.exposed_defaults();
     if !exposed.is_empty() {
-        eprintln!("yeyak: refusing to listen on {} with development defaults; set {}", config.bind, exposed.join(", "));
+        eprintln!("yeyak: {}", config.refusal(&exposed));
         return ExitCode::from(2);
     }
     let app = match yeyak::startup::build(config).await {
         Ok(app) => app,
         Err(e) => {
             eprintln!("yeyak: {e}");
-            return ExitCode::FAILURE;
+            return ExitCode::from(e.exit_code());
         }
     };
     tracing::info!(addr = %app.addr, "yeyak listening on http://{}", app.addr);

@@ -34,6 +34,20 @@ pub enum StartupError {
     Embedded(#[from] embedded::EmbeddedError),
     #[error("cannot listen on {addr}: {cause}. Set YEYAK_BIND to a free address.")]
     Bind { addr: SocketAddr, cause: std::io::Error },
+    /// A public bind while something still opens with a development secret.
+    #[error("{0}")]
+    Unsafe(String),
+}
+
+impl StartupError {
+    /// The process's exit code: 2 for a refusal of unsafe settings (like
+    /// `Config::exposed_defaults`), 1 for everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            StartupError::Unsafe(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A built, bound, not yet awaited server.
@@ -74,6 +88,12 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         crate::auth::staff::ensure_admin(&mut conn, &config.admin_user, &config.admin_password)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
+        if !config.bind.ip().is_loopback() {
+            refuse_development_admins(&mut conn, &config).await.map_err(|e| match e {
+                Refused::Db(e) => StartupError::from(unreachable(e.to_string())),
+                Refused::Unsafe(line) => StartupError::Unsafe(line),
+            })?;
+        }
     }
     if config.secret_key == crate::config::DEV_SECRET_KEY {
         tracing::warn!("YEYAK_SECRET_KEY has its development default; set it in production");
@@ -176,7 +196,10 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         metrics,
         public_origin: config.public_url.as_ref().map(|u| u.origin().ascii_serialization()),
         transport: crate::transport::Transport::new(config.public_url.as_ref(), config.trust_proxy),
-        hashing: Arc::new(tokio::sync::Semaphore::new(crate::auth::staff::HASHING_SLOTS)),
+        hashing: {
+            use crate::auth::hashing::{HashingGate, HASHING_QUEUE, HASHING_SLOTS};
+            Arc::new(HashingGate::new(HASHING_SLOTS, HASHING_QUEUE))
+        },
     });
 
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
@@ -193,6 +216,28 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     .shutdown_timeout(10)
     .run();
     Ok(Application { server, addr, state, background, embedded })
+}
+
+enum Refused {
+    Db(diesel::result::Error),
+    Unsafe(String),
+}
+
+/// SPEC §20: no public bind while an active admin account still signs in
+/// with the development password (an admin made under another
+/// `YEYAK_ADMIN_USER` keeps it after a rename of the setting).
+async fn refuse_development_admins(conn: &mut crate::db::Conn, config: &Config) -> Result<(), Refused> {
+    let dev = crate::config::DEV_ADMIN_PASSWORD;
+    let names = crate::auth::staff::admins_signing_in_with(conn, dev).await.map_err(Refused::Db)?;
+    if names.is_empty() {
+        return Ok(());
+    }
+    let names = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    Err(Refused::Unsafe(format!(
+        "refusing to listen on {}: admin account {names} still signs in with the development password; \
+         change it on /account (started on a loopback YEYAK_BIND) or disable the account",
+        config.bind
+    )))
 }
 
 /// The bulkhead always; the Redis gate when `REDIS_URL` is set (it connects

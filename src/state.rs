@@ -48,8 +48,8 @@ pub struct AppState {
     /// shown to people (calendar feeds).
     pub public_origin: Option<String>,
     /// Bounds concurrent password hashing, which runs with no database
-    /// connection held (SPEC §13).
-    pub hashing: Arc<tokio::sync::Semaphore>,
+    /// connection held, behind a bounded queue (SPEC §13, §20).
+    pub hashing: Arc<crate::auth::hashing::HashingGate>,
 }
 
 impl AppState {

@@ -1,6 +1,7 @@
-//! How browsers reach this installation (SPEC §13). The scheme comes from
+//! How browsers reach this installation (SPEC §13, §20). The scheme comes from
 //! `YEYAK_PUBLIC_URL`, never from a client's `X-Forwarded-Proto`; the client
-//! address from forwarded headers only with `YEYAK_TRUST_PROXY=true`.
+//! address, host and scheme from forwarded headers only with
+//! `YEYAK_TRUST_PROXY=true`.
 
 use std::net::IpAddr;
 
@@ -40,6 +41,16 @@ impl Transport {
         }
     }
 
+    /// The device mark's name: a browser that signed in as a person within
+    /// 30 days is not held by that username's lock (SPEC §20).
+    pub fn device_cookie(&self) -> &'static str {
+        if self.https {
+            "__Host-yeyak_device"
+        } else {
+            "yeyak_device"
+        }
+    }
+
     /// A cookie with SPEC §5's flags: HttpOnly, SameSite=Lax, path `/`, and
     /// `Secure` over https (which `__Host-` requires).
     pub fn cookie(&self, name: &'static str, value: String) -> Cookie<'static> {
@@ -56,6 +67,27 @@ impl Transport {
             }
         }
         req.peer_addr().map(|a| a.ip())
+    }
+}
+
+impl Transport {
+    /// The origin this request was made to, for addresses people copy (a
+    /// feed) when `YEYAK_PUBLIC_URL` is unset. `Forwarded` and
+    /// `X-Forwarded-Host`/`-Proto` count only from a trusted proxy (SPEC
+    /// §20); otherwise it is the request's own `Host`, over http.
+    pub fn request_origin(&self, req: &HttpRequest) -> String {
+        if self.trust_proxy {
+            let info = req.connection_info();
+            return format!("{}://{}", info.scheme(), info.host());
+        }
+        let host = req
+            .headers()
+            .get(actix_web::http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| req.uri().authority().map(|a| a.to_string()))
+            .unwrap_or_else(|| req.app_config().host().to_owned());
+        format!("http://{host}")
     }
 }
 

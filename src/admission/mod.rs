@@ -139,6 +139,16 @@ impl Admission {
         Ok(Ticket { _lane: Some(lane), pass, stats: Some(stats.clone()) })
     }
 
+    /// A foreground slot for a short read outside the pipeline (a stored API
+    /// key's lookup), so a flood of unknown keys waits in the bulkhead
+    /// instead of taking the pool; 429 after the bulkhead's wait (SPEC §20).
+    pub async fn read_slot(&self) -> Result<bulkhead::LanePermit, ApiError> {
+        self.bulkhead.enter(Lane::Foreground).await.ok_or_else(|| {
+            self.stats.rejected.fetch_add(1, Ordering::Relaxed);
+            rejected("node bulkhead full")
+        })
+    }
+
     /// Redis as `/readyz` reports it: disabled, ok, or degraded (never failed).
     pub async fn redis_status(&self) -> &'static str {
         match &self.redis {

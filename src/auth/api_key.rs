@@ -44,7 +44,17 @@ impl Tenant {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Whether the name is one of yeyak's own owners (`staff`, `display`; in
+    /// any case): a key of that tenant would act in their name (SPEC §20).
+    pub fn is_reserved(&self) -> bool {
+        RESERVED_TENANTS.iter().any(|r| r.eq_ignore_ascii_case(&self.0))
+    }
 }
+
+/// The tenants of yeyak's own doors (the browser's `staff`, the door
+/// display's `display`); no API key may carry them.
+pub const RESERVED_TENANTS: [&str; 2] = ["staff", "display"];
 
 impl fmt::Display for Tenant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -70,6 +80,8 @@ impl Caller {
 pub struct ConfiguredKey {
     pub caller: Caller,
     pub key_hash: String,
+    /// The secret's length in characters (a public bind wants 24 or more).
+    pub secret_chars: usize,
 }
 
 impl fmt::Debug for ConfiguredKey {
@@ -88,9 +100,14 @@ impl FromStr for ConfiguredKey {
         if secret.len() < 8 {
             return Err(format!("the secret of tenant `{tenant}` must have at least 8 characters"));
         }
+        let tenant = Tenant::parse(tenant)?;
+        if tenant.is_reserved() {
+            return Err(format!("tenant `{tenant}` is reserved for yeyak's own owners (RESERVED_TENANT)"));
+        }
         Ok(ConfiguredKey {
-            caller: Caller { tenant: Tenant::parse(tenant)?, role: role.parse()? },
+            caller: Caller { tenant, role: role.parse()? },
             key_hash: hash_secret(secret),
+            secret_chars: secret.chars().count(),
         })
     }
 }
@@ -139,7 +156,9 @@ impl ApiKeyRegistry {
         .get_result(conn)
         .await
         .optional()?;
-        Ok(row.and_then(|f| Some(Caller { tenant: Tenant::parse(&f.tenant).ok()?, role: f.role.parse().ok()? })))
+        // A key stored under a reserved tenant before the rule existed opens nothing.
+        let tenant = |f: &Found| Tenant::parse(&f.tenant).ok().filter(|t| !t.is_reserved());
+        Ok(row.and_then(|f| Some(Caller { tenant: tenant(&f)?, role: f.role.parse().ok()? })))
     }
 
     /// The callers of `YEYAK_API_KEYS`, for the key list.

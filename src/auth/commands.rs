@@ -62,8 +62,8 @@ impl Command for CreateStaff {
     }
 }
 
-/// Disables (ending every session) or enables a person; `None` when there
-/// is no such person.
+/// Disables (ending every session and the calendar token) or enables a
+/// person; `None` when there is no such person.
 pub struct SetDisabled {
     pub id: i64,
     pub disabled: bool,
@@ -132,6 +132,9 @@ impl Command for CreateKey {
 
     async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<NewKey, CommandError> {
         crate::text::ensure_plain("label", &self.label).map_err(CommandError::Invalid)?;
+        if self.tenant.is_reserved() {
+            return Err(ApiError::reserved_tenant(self.tenant.as_str()).into());
+        }
         Ok(keys::create(conn, &self.tenant, self.role, &self.label).await?)
     }
 }

@@ -3,9 +3,11 @@
 
 pub mod api_key;
 pub mod commands;
+pub mod hashing;
 pub mod keys;
 pub mod owner;
 pub mod staff;
+pub mod throttle;
 
 pub use api_key::{ApiKeyRegistry, Caller, Role};
 pub use owner::{OwnerDigest, OwnerId};

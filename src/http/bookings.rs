@@ -12,7 +12,7 @@ use super::openapi::{Api, Op, Tag};
 use super::respond;
 use crate::checkin::{self, CheckIn};
 use crate::error::{ApiError, ErrorCode};
-use crate::rooms::booking::{self, Booking, FreeInterval};
+use crate::rooms::booking::{self, Booking, FreeInterval, PageMark};
 use crate::rooms::domain::{day_bounds, RequestedRooms, TimeRange, Title};
 use crate::rooms::store::{cancel, create, decide, move_to, CancelBooking, CreateBooking, DecideBooking, MoveBooking};
 use crate::state::AppState;
@@ -43,11 +43,17 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::GET,
         "/bookings",
-        Op::new::<BookingsReply>(Tag::Bookings, "listBookings", "bookings of a day or a window", 200)
-            .query("date", "YYYY-MM-DD (or from and to)", false)
-            .query("from", "RFC 3339 start of the window", false)
-            .query("to", "RFC 3339 end of the window", false)
-            .query("includeCancelled", "true to include cancelled bookings", false),
+        Op::new::<BookingsReply>(
+            Tag::Bookings,
+            "listBookings",
+            "bookings of a day or a window, by start then id, at most 500 a page; `nextCursor` asks for the next",
+            200,
+        )
+        .query("date", "YYYY-MM-DD (or from and to)", false)
+        .query("from", "RFC 3339 start of the window", false)
+        .query("to", "RFC 3339 end of the window", false)
+        .query("includeCancelled", "true to include cancelled bookings", false)
+        .query("cursor", "the `nextCursor` of the page before (opaque); absent for the first page", false),
         list_bookings,
     )
     .route(
@@ -139,8 +145,13 @@ pub fn routes(api: &mut Api) {
 }
 
 #[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BookingsReply {
+    /// At most 500, by start then id.
     bookings: Vec<Booking>,
+    /// Pass as `?cursor=` (with the same window) for the bookings after these;
+    /// null on the last page.
+    next_cursor: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -167,10 +178,14 @@ struct ListQuery {
     from: Option<String>,
     to: Option<String>,
     include_cancelled: Option<bool>,
+    cursor: Option<String>,
 }
 
 /// Longest window one list request may cover.
 const MAX_LIST_DAYS: i64 = 92;
+
+/// Most bookings one list answer carries (SPEC §20).
+const LIST_PAGE: usize = 500;
 
 async fn list_bookings(
     state: web::Data<AppState>,
@@ -185,12 +200,24 @@ async fn list_bookings(
     if to <= from || (to - from).num_days() > MAX_LIST_DAYS {
         return Err(ApiError::malformed("to", format!("must be after `from` and at most {MAX_LIST_DAYS} days later")));
     }
+    let after = match query.cursor.as_deref() {
+        None => None,
+        Some(raw) => {
+            Some(PageMark::decode(raw).ok_or_else(|| ApiError::malformed("cursor", "not a cursor of this list"))?)
+        }
+    };
     // May lag the caller's own writes by the standby's replay delay (docs/SCALING.md §2).
     let mut conn = state.read_pool.get().await.map_err(crate::db::DbError::from)?;
-    let bookings = booking::list(&mut conn, from, to, query.include_cancelled.unwrap_or(false))
+    let include_cancelled = query.include_cancelled.unwrap_or(false);
+    // One more than a page tells whether another page follows.
+    let mut bookings = booking::list(&mut conn, from, to, include_cancelled, after, LIST_PAGE as i64 + 1)
         .await
         .map_err(crate::db::DbError::from)?;
-    Ok(HttpResponse::Ok().json(BookingsReply { bookings }))
+    let next_cursor = (bookings.len() > LIST_PAGE).then(|| {
+        bookings.truncate(LIST_PAGE);
+        PageMark::after(&bookings[LIST_PAGE - 1]).encode()
+    });
+    Ok(HttpResponse::Ok().json(BookingsReply { bookings, next_cursor }))
 }
 
 async fn get_booking(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {

@@ -46,6 +46,8 @@ impl FromRequest for ApiCaller {
             if let Some(caller) = state.keys.resolve_configured(&secret) {
                 return Ok(ApiCaller(caller));
             }
+            // Stored keys are read inside the bulkhead: unknown keys cannot take the pool.
+            let _slot = state.admission.read_slot().await?;
             let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
             state.keys.resolve(&mut conn, &secret).await?.map(ApiCaller).ok_or_else(unauthenticated)
         })

@@ -30,6 +30,7 @@ pub fn routes(api: &mut Api) {
         )
         .admin()
         .body::<NewKeyBody>()
+        .errors(&[ErrorCode::ReservedTenant])
         .runs(&CREATE_KEY),
         create,
     )
@@ -59,7 +60,7 @@ pub fn routes(api: &mut Api) {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewKeyBody {
-    /// `[A-Za-z0-9._-]{1,64}`
+    /// `[A-Za-z0-9._-]{1,64}`; not `staff` or `display` (`RESERVED_TENANT`)
     tenant: String,
     /// `integration` or `admin`
     role: String,

@@ -140,24 +140,60 @@ pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Booking>> {
         .optional()
 }
 
-/// Bookings overlapping `[from, to)`, by start time; live ones (confirmed,
-/// pending, released) unless `include_cancelled`.
+/// Where a page of [`list`] ended: its last booking's start and id, the
+/// list's order. A client holds it as opaque text (`?cursor=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageMark {
+    pub starts_at: DateTime<Utc>,
+    pub id: i64,
+}
+
+impl PageMark {
+    pub fn after(booking: &Booking) -> PageMark {
+        PageMark { starts_at: booking.starts_at, id: booking.id }
+    }
+
+    /// 32 hex digits: the start in microseconds, then the id.
+    pub fn encode(&self) -> String {
+        format!("{:016x}{:016x}", self.starts_at.timestamp_micros() as u64, self.id as u64)
+    }
+
+    pub fn decode(raw: &str) -> Option<PageMark> {
+        if raw.len() != 32 || !raw.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let micros = u64::from_str_radix(&raw[..16], 16).ok()? as i64;
+        let id = u64::from_str_radix(&raw[16..], 16).ok()? as i64;
+        Some(PageMark { starts_at: DateTime::from_timestamp_micros(micros)?, id })
+    }
+}
+
+/// Bookings overlapping `[from, to)`, by start time then id, at most
+/// `limit` of them after `after`; live ones (confirmed, pending, released)
+/// unless `include_cancelled`.
 pub async fn list(
     conn: &mut Conn,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     include_cancelled: bool,
+    after: Option<PageMark>,
+    limit: i64,
 ) -> QueryResult<Vec<Booking>> {
     diesel::sql_query(format!(
         "{BOOKING_COLUMNS}
           WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
             AND ($3 OR r.status IN ('CONFIRMED', 'PENDING', 'RELEASED'))
+            AND ($4::timestamptz IS NULL OR (r.starts_at, r.id) > ($4, $5))
           GROUP BY r.id
-          ORDER BY r.starts_at, r.id"
+          ORDER BY r.starts_at, r.id
+          LIMIT $6"
     ))
     .bind::<Timestamptz, _>(from)
     .bind::<Timestamptz, _>(to)
     .bind::<Bool, _>(include_cancelled)
+    .bind::<Nullable<Timestamptz>, _>(after.map(|m| m.starts_at))
+    .bind::<Nullable<Int8>, _>(after.map(|m| m.id))
+    .bind::<Int8, _>(limit)
     .cached()
     .load(conn)
     .await

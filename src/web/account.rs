@@ -1,6 +1,7 @@
-//! Sign-in, sign-out and the person's own account page (SPEC §13, §15).
-//! Password hashing runs in a bounded slot with no database connection held;
-//! failures are throttled per username and per client address.
+//! Sign-in, sign-out and the person's own account page (SPEC §13, §15, §20).
+//! Password hashing runs in a bounded slot with no database connection held,
+//! behind a bounded queue; failures (and wrong current passwords) are
+//! throttled per username and per client address (`auth::throttle`).
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -11,6 +12,7 @@ use super::{
     cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
 };
 use crate::auth::staff::{self, StaffUser};
+use crate::auth::throttle;
 use crate::db::DbError;
 use crate::state::AppState;
 
@@ -59,6 +61,9 @@ pub async fn login_form(state: web::Data<AppState>, req: HttpRequest, query: web
     login_page(&req, &state, "", &safe_next(query.next.as_deref()), None, StatusCode::OK)
 }
 
+/// The sign-in page again, refused: 429 with `Retry-After` while locked
+/// (no password checked, nothing counted), 503 at once when the hashing
+/// queue is full, 401 for a wrong name or password.
 pub async fn login(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -70,33 +75,36 @@ pub async fn login(
     }
     let username = form.get("username").trim().to_owned();
     let next = safe_next(Some(form.get("next")).filter(|n| !n.is_empty()).or(query.next.as_deref()));
-    let address = state.transport.client_ip(&req);
     let now = state.clock.now();
-    let valid = staff::valid_username(&username);
-    let refuse = |text: &str, status| Ok(login_page(&req, &state, &username, &next, Some(Notice::error(text)), status));
+    let well_formed = staff::valid_username(&username);
+    let attempt = attempt(&state, &req, well_formed.then_some(username.as_str()));
+    let refuse = |text: &str, status| login_page(&req, &state, &username, &next, Some(Notice::error(text)), status);
+    let Ok(place) = state.hashing.enter() else { return Ok(busy(refuse(BUSY, StatusCode::SERVICE_UNAVAILABLE))) };
+    // One attempt at a time per address and username: a burst of guesses is
+    // judged one after another against the count (no connection held while waiting).
+    let _turn = place.turn(attempt.turn_keys()).await;
     // Connection use is short and never spans the hashing below.
     let found = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        if valid && staff::locked_until(&mut conn, &username, address, now).await?.is_some() {
-            // Not even checked: repeated failures slow guessing down.
-            return refuse("로그인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.", StatusCode::TOO_MANY_REQUESTS);
+        if let Some(until) = throttle::locked_until(&mut conn, &attempt, now).await? {
+            // Not even checked, nor counted: repeated failures slow guessing down.
+            return Ok(throttled(refuse(LOCKED, StatusCode::TOO_MANY_REQUESTS), until, now));
         }
-        if valid {
-            staff::lookup(&mut conn, &username).await?
-        } else {
-            None
+        if !well_formed {
+            // The format is public: no Argon2 to spend, but a failure of this address.
+            throttle::record_failure(&mut conn, &attempt, now).await?;
+            return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
         }
+        staff::lookup(&mut conn, &username).await?
     };
     let (user, hash) = found.map_or((None, None), |(u, h)| (Some(u), Some(h)));
-    let ok = staff::verify_in_slot(&state.hashing, hash, form.get("password")).await;
+    let ok = place.verify(hash, form.get("password")).await;
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let Some(user) = user.filter(|_| ok) else {
-        if valid {
-            staff::record_failure(&mut conn, &username, address, now).await?;
-        }
-        return refuse("아이디 또는 비밀번호가 올바르지 않습니다.", StatusCode::UNAUTHORIZED);
+        throttle::record_failure(&mut conn, &attempt, now).await?;
+        return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
     };
-    staff::clear_failures(&mut conn, &username).await?;
+    throttle::clear_failures(&mut conn, &username).await?;
     if let Some(old) = session_token(&req, &state) {
         staff::end_session(&mut conn, &old).await?;
     }
@@ -105,7 +113,42 @@ pub async fn login(
     // A new session and a new CSRF nonce: nothing from before sign-in carries over.
     let csrf = fresh_csrf(&state, &token);
     let _ = res.add_cookie(&cookie(&state, state.transport.session_cookie(), token));
+    // This browser is now the person's device for 30 days (only an HMAC; nothing stored).
+    let mut device =
+        cookie(&state, state.transport.device_cookie(), throttle::device_mark(&state.secret, &username, now));
+    device.set_max_age(actix_web::cookie::time::Duration::days(throttle::DEVICE_DAYS));
+    let _ = res.add_cookie(&device);
     Ok(csrf.attach(res))
+}
+
+const LOCKED: &str = "로그인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.";
+const WRONG: &str = "아이디 또는 비밀번호가 올바르지 않습니다.";
+const BUSY: &str = "지금은 로그인 요청이 많습니다. 잠시 후 다시 시도해 주세요.";
+
+/// An attempt as the throttle sees it: the client address, the username
+/// when well-formed, and whether this browser carries that person's device mark.
+fn attempt<'a>(state: &AppState, req: &HttpRequest, username: Option<&'a str>) -> throttle::Attempt<'a> {
+    let mark = req.cookie(state.transport.device_cookie());
+    let known_device = match (username, mark) {
+        (Some(name), Some(mark)) => throttle::is_device_of(&state.secret, mark.value(), name, state.clock.now()),
+        _ => false,
+    };
+    throttle::Attempt { username, address: state.transport.client_ip(req), known_device }
+}
+
+fn throttled(
+    mut res: HttpResponse,
+    until: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> HttpResponse {
+    let secs = throttle::retry_after(until, now);
+    res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+    res
+}
+
+fn busy(mut res: HttpResponse) -> HttpResponse {
+    res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(1u32));
+    res
 }
 
 pub async fn logout(state: web::Data<AppState>, req: HttpRequest, _: StaffForm) -> Result<HttpResponse, WebError> {
@@ -121,12 +164,13 @@ pub async fn logout(state: web::Data<AppState>, req: HttpRequest, _: StaffForm) 
 }
 
 /// The address people subscribe to: `YEYAK_PUBLIC_URL`'s origin, else the
-/// host this page was asked for (shown only, never trusted for anything).
+/// origin this page was asked at (forwarded headers only from a trusted
+/// proxy; shown only, never trusted for anything).
 fn feed_url(req: &HttpRequest, state: &AppState, user: &StaffUser, generation: i32) -> String {
     let token = crate::calendar::token::token(&state.secret, user.id, generation);
     let origin = match &state.public_origin {
         Some(origin) => origin.clone(),
-        None => format!("http://{}", req.connection_info().host()),
+        None => state.transport.request_origin(req),
     };
     format!("{origin}/ical/me.ics?token={token}")
 }
@@ -176,15 +220,27 @@ pub async fn change_password(
         let message = Notice::error("새 비밀번호는 10자 이상이어야 합니다.");
         return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
     }
+    // Wrong current passwords are throttled like sign-ins (SPEC §20).
+    let attempt = attempt(&state, &req, Some(user.username.as_str()));
+    let now = state.clock.now();
+    let again = |text: &str, status| render_account(&state, &req, &user, Some(Notice::error(text)), status);
+    let Ok(place) = state.hashing.enter() else { return again(BUSY, StatusCode::SERVICE_UNAVAILABLE).await.map(busy) };
+    let _turn = place.turn(attempt.turn_keys()).await;
     let current = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        if let Some(until) = throttle::locked_until(&mut conn, &attempt, now).await? {
+            let text = "비밀번호 확인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.";
+            return again(text, StatusCode::TOO_MANY_REQUESTS).await.map(|res| throttled(res, until, now));
+        }
         staff::password_hash_of(&mut conn, user.id).await?
     };
-    if !staff::verify_in_slot(&state.hashing, current, form.get("current_password")).await {
-        let message = Notice::error("지금 비밀번호가 맞지 않습니다.");
-        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+    if !place.verify(current, form.get("current_password")).await {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        throttle::record_failure(&mut conn, &attempt, now).await?;
+        drop(conn);
+        return again("지금 비밀번호가 맞지 않습니다.", StatusCode::BAD_REQUEST).await;
     }
-    let hash = staff::hash_in_slot(&state.hashing, new).await;
+    let hash = place.hash(new).await;
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     staff::set_password(&mut conn, user.id, &hash, session_token(&req, &state).as_deref()).await?;
     drop(conn);

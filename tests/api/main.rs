@@ -29,6 +29,7 @@ mod roles;
 mod rooms;
 mod rooms_concurrency;
 mod round3_a;
+mod round3_b;
 mod rules;
 mod series;
 #[path = "../../benches/common/smtp_sink.rs"]

@@ -16,6 +16,7 @@ use crate::auth::keys;
 use crate::auth::staff::{self, StaffUser};
 use crate::command::Command;
 use crate::db::DbError;
+use crate::error::ErrorCode;
 use crate::state::AppState;
 
 /// Runs an account command as the signed-in admin; a refusal is its page.
@@ -128,7 +129,7 @@ pub async fn add_staff(
         username: username.to_owned(),
         display_name: display.to_owned(),
         email: email.unwrap_or(None).map(str::to_owned),
-        password_hash: staff::hash_in_slot(&state.hashing, password).await,
+        password_hash: hashed(&state, password).await?,
         is_admin: form.get("is_admin") == "1",
     };
     let created = run(&state, &user, &command).await?;
@@ -137,6 +138,16 @@ pub async fn add_staff(
         None => (Notice::error("이미 있는 아이디입니다."), StatusCode::CONFLICT),
     };
     render_staff(&state, &req, &user, Some(message), None, status).await
+}
+
+/// A new password's hash, or a 503 page at once when the hashing queue is full.
+async fn hashed(state: &AppState, password: &str) -> Result<String, WebError> {
+    state.hashing.hash(password).await.map_err(|_| {
+        WebError::Page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::message_page("잠시 후 다시 시도해 주세요", "지금은 비밀번호 처리 요청이 많습니다."),
+        )
+    })
 }
 
 /// The `{id}` of a staff or key route (404 page for anything else).
@@ -207,7 +218,7 @@ pub async fn reset_password(
     }
     let command = ResetPassword {
         id,
-        password_hash: staff::hash_in_slot(&state.hashing, password).await,
+        password_hash: hashed(&state, password).await?,
         keep_session: (id == user.id).then(|| super::session_token(&req, &state)).flatten(),
     };
     let found = run(&state, &user, &command).await?;
@@ -236,7 +247,15 @@ pub async fn add_key(
         let message = Notice::error("메모(label)에는 제어 문자나 줄바꿈을 쓸 수 없습니다.");
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
-    let key = run(&state, &user, &CreateKey { tenant: tenant.clone(), role, label: label.to_owned() }).await?;
+    let command = CreateKey { tenant: tenant.clone(), role, label: label.to_owned() };
+    let key = match state.pipeline.run(&super::principal(&state, &user), None, &command).await {
+        Ok(key) => key,
+        Err(e) if e.code == ErrorCode::ReservedTenant => {
+            let message = Notice::error(format!("{tenant} 테넌트는 yeyak이 쓰는 이름이라 키에 줄 수 없습니다."));
+            return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
+        }
+        Err(e) => return Err(super::bookings::refused_page(&e)),
+    };
     let message = Notice::ok(format!("{tenant} 테넌트의 {} 키를 만들었습니다.", key.role));
     render_staff(&state, &req, &user, Some(message), Some(key.secret), StatusCode::OK).await
 }
