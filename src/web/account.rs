@@ -5,9 +5,10 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 use serde::Deserialize;
 
-use super::pages::{self, AccountPage, LoginPage, Notice};
+use super::pages::{self, Nav, Notice};
 use super::{
     cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
 };
@@ -259,6 +260,28 @@ pub async fn rotate_calendar_token(
     drop(conn);
     let message = Notice::ok("새 캘린더 주소를 만들었습니다. 예전 주소는 더 이상 열리지 않습니다.");
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+pub struct LoginPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub username: String,
+    /// Where to go after signing in (already checked to be a local path).
+    pub next: String,
+    pub message: Option<Notice>,
+}
+
+#[derive(Template)]
+#[template(path = "account.html")]
+pub struct AccountPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub username: String,
+    pub display_name: String,
+    pub feed_url: String,
+    pub message: Option<Notice>,
 }
 
 #[cfg(test)]

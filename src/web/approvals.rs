@@ -1,12 +1,14 @@
 //! `/admin/approvals`: pending bookings oldest first, each with approve and
 //! reject (with a reason). The same command as the admin-key API.
 
+use crate::rooms::Booking;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 
 use super::bookings::time_label;
 use super::form::{form_key, korean, status_of};
-use super::pages::{self, nav, ApprovalsPage, Notice, PendingLine};
+use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, principal, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
@@ -90,4 +92,21 @@ pub async fn reject(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, WebError> {
     decide(&state, &req, form, id.into_inner(), false).await
+}
+
+pub struct PendingLine {
+    pub booking: Booking,
+    pub time: String,
+    pub rooms: String,
+    pub approve_key: String,
+    pub reject_key: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_approvals.html")]
+pub struct ApprovalsPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub pending: Vec<PendingLine>,
+    pub message: Option<Notice>,
 }

@@ -3,12 +3,15 @@
 //! with a redirect (success) or the page with a Korean message and the input
 //! kept.
 
+use super::day::BookingForm;
+use super::history::{history_lines, HistoryLine};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 
 use super::day::{self, enc, room_choices, DayView};
 use super::form::{form_key, form_range, korean, parse_date, status_of};
-use super::pages::{self, nav, BookingForm, BookingPage, CancelPage, HistoryLine, Notice};
+use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, principal, Csrf, FormData, SignedIn, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::checkin::CheckIn;
@@ -163,67 +166,6 @@ pub fn time_label(state: &AppState, b: &Booking) -> String {
     let tz = state.timezone;
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
     format!("{} {}–{}", s.format("%Y-%m-%d"), s.format("%H:%M"), e.format("%H:%M"))
-}
-
-/// A history value for people: instants in the configured zone.
-fn shown(state: &AppState, v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => "—".into(),
-        serde_json::Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&state.timezone).format("%m-%d %H:%M").to_string())
-            .unwrap_or_else(|_| match Status::parse(s) {
-                Some(status) => status.label().to_owned(),
-                None => s.clone(),
-            }),
-        serde_json::Value::Array(items) => items.iter().map(|i| shown(state, i)).collect::<Vec<_>>().join("+"),
-        other => other.to_string(),
-    }
-}
-
-fn history_lines(state: &AppState, events: Vec<crate::history::Event>) -> Vec<HistoryLine> {
-    let field = |f: &str| {
-        match f {
-            "title" => "제목",
-            "rooms" => "회의실",
-            "startsAt" => "시작",
-            "endsAt" => "끝",
-            "status" => "상태",
-            "checkedInAt" => "체크인",
-            "releasedAt" => "반납",
-            "reason" => "사유",
-            other => other,
-        }
-        .to_owned()
-    };
-    events
-        .into_iter()
-        .map(|e| {
-            let detail = e
-                .changes
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| {
-                            let after = shown(state, &v["after"]);
-                            if v["before"].is_null() {
-                                format!("{} {after}", field(k))
-                            } else {
-                                format!("{} {} → {after}", field(k), shown(state, &v["before"]))
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" · ")
-                })
-                .unwrap_or_default();
-            HistoryLine {
-                iso: e.at.to_rfc3339(),
-                at: e.at.with_timezone(&state.timezone).format("%Y-%m-%d %H:%M").to_string(),
-                action: e.action.label(),
-                actor: e.actor,
-                detail,
-            }
-        })
-        .collect()
 }
 
 async fn render_detail(
@@ -414,4 +356,44 @@ pub async fn cancel(
 /// An [`ApiError`] for a page: its status and Korean text.
 pub fn refused_page(err: &ApiError) -> WebError {
     WebError::Page(status_of(err), pages::message_page("요청을 처리하지 않았습니다", &korean(err)))
+}
+
+#[derive(Template)]
+#[template(path = "booking.html")]
+pub struct BookingPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub booking: Booking,
+    /// The day page the booking is on.
+    pub back: String,
+    pub rooms: String,
+    pub time: String,
+    pub status: &'static str,
+    pub status_class: String,
+    pub checked_in: Option<String>,
+    /// The series (id, description) of an occurrence.
+    pub series: Option<(i64, String)>,
+    pub can_change: bool,
+    pub can_check_in: bool,
+    pub check_in_key: String,
+    pub idempotency_key: String,
+    pub form_date: String,
+    pub form_start: String,
+    pub form_end: String,
+    pub message: Option<Notice>,
+    pub history: Vec<HistoryLine>,
+}
+
+#[derive(Template)]
+#[template(path = "cancel.html")]
+pub struct CancelPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub id: i64,
+    pub title: String,
+    pub time: String,
+    pub rooms: String,
+    pub idempotency_key: String,
+    /// An occurrence of a series: offer this one / following / whole series.
+    pub in_series: bool,
 }

@@ -4,14 +4,16 @@
 //! per render however many rooms: the session, and the area's bookings (the
 //! catalogue comes from its snapshot).
 
+use super::grid::DayGrid;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 use chrono::{Datelike, NaiveDate, Timelike, Weekday};
 use serde::Deserialize;
 
 use super::form::parse_date;
 use super::grid;
-use super::pages::{self, nav, AreaLink, BookingForm, DayPage, Notice, RoomChoice};
+use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{Room, RoomCatalog};
@@ -187,4 +189,88 @@ pub async fn day(
         status: StatusCode::OK,
     };
     render_day(&state, &req, &user, view).await
+}
+
+/// A link to one area of the catalogue.
+pub struct AreaLink {
+    pub name: String,
+    pub href: String,
+    pub current: bool,
+}
+
+pub struct RoomChoice {
+    pub code: String,
+    pub name: String,
+    pub capacity: i32,
+    pub checked: bool,
+}
+
+/// The booking form's values (kept when a submission is refused).
+pub struct BookingForm {
+    pub title: String,
+    pub date: String,
+    pub start: String,
+    pub end: String,
+    pub rooms: Vec<RoomChoice>,
+    pub idempotency_key: String,
+    /// The area whose rooms the form offers.
+    pub area: String,
+    /// `none`, `daily`, `weekly`, `biweekly` or `monthly`.
+    pub repeat: String,
+    pub repeat_until: String,
+    /// Dates a series could not have (shown with "book the rest").
+    pub conflicts: Vec<String>,
+}
+
+impl BookingForm {
+    /// A blank form for an area's rooms.
+    pub fn blank(date: String, rooms: Vec<RoomChoice>, area: String) -> Self {
+        BookingForm {
+            title: String::new(),
+            date,
+            start: String::new(),
+            end: String::new(),
+            rooms,
+            idempotency_key: crate::idempotency::IdempotencyKey::generate().as_str().to_owned(),
+            area,
+            repeat: "none".into(),
+            repeat_until: String::new(),
+            conflicts: Vec::new(),
+        }
+    }
+
+    pub fn repeats(&self) -> [(&'static str, &'static str, bool); 5] {
+        let r = self.repeat.as_str();
+        [
+            ("none", "반복 없음", r == "none" || r.is_empty()),
+            ("daily", "매일", r == "daily"),
+            ("weekly", "매주", r == "weekly"),
+            ("biweekly", "2주마다", r == "biweekly"),
+            ("monthly", "매월", r == "monthly"),
+        ]
+    }
+}
+
+#[derive(Template)]
+#[template(path = "day.html")]
+pub struct DayPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub date: String,
+    pub date_label: String,
+    pub prev: String,
+    pub next: String,
+    pub today: String,
+    pub is_today: bool,
+    pub areas: Vec<AreaLink>,
+    pub area: String,
+    /// `area`, URL-encoded for links.
+    pub area_q: String,
+    /// Room columns (for the stylesheet's `cols{n}`).
+    pub cols: usize,
+    pub grid: DayGrid,
+    pub grid_rows_class: i32,
+    pub form: BookingForm,
+    pub message: Option<Notice>,
+    pub form_message: Option<String>,
 }

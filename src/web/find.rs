@@ -4,11 +4,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
 use serde::Deserialize;
 
 use super::day::{enc, today};
 use super::form::{korean, local_range, parse_date, parse_time};
-use super::pages::{self, nav, FindPage, FoundRoom};
+use super::pages::{self, nav, Nav};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::catalogue::domain::Equipment;
 use crate::db::DbError;
@@ -117,4 +118,31 @@ async fn search(state: &AppState, q: &FindQuery) -> Result<Vec<FoundRoom>, Found
             equipment: r.equipment.join(", "),
         })
         .collect())
+}
+
+pub struct FoundRoom {
+    pub code: String,
+    pub name: String,
+    pub area: String,
+    pub capacity: i32,
+    pub equipment: String,
+    /// The booking form, filled in.
+    pub book: String,
+}
+
+#[derive(Template)]
+#[template(path = "find.html")]
+pub struct FindPage {
+    pub nav: Option<Nav>,
+    pub date: String,
+    pub start: String,
+    pub end: String,
+    pub capacity: String,
+    pub equipment: String,
+    pub area: String,
+    pub areas: Vec<String>,
+    pub known_equipment: String,
+    /// `None` before a search.
+    pub results: Option<Vec<FoundRoom>>,
+    pub message: Option<String>,
 }

@@ -13,6 +13,7 @@ pub mod feeds;
 pub mod find;
 pub mod form;
 pub mod grid;
+pub mod history;
 pub mod my;
 pub mod pages;
 pub mod week;

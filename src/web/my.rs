@@ -3,10 +3,11 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 use chrono::Datelike;
 
 use super::day::weekday;
-use super::pages::{self, nav, MyBooking, MyPage, MySeries};
+use super::pages::{self, nav, Nav};
 use super::{html_response, principal, Csrf, SignedIn, WebError};
 use crate::db::DbError;
 use crate::state::AppState;
@@ -58,4 +59,32 @@ pub async fn my(
     let csrf = Csrf::for_render(&req, &state);
     let page = MyPage { nav: nav(&user, &csrf.token), bookings, series };
     Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
+}
+
+pub struct MyBooking {
+    pub id: i64,
+    pub title: String,
+    pub day: String,
+    pub time: String,
+    pub rooms: String,
+    pub status: &'static str,
+    pub repeats: bool,
+}
+
+pub struct MySeries {
+    pub id: i64,
+    pub title: String,
+    pub recurrence: String,
+    pub rooms: String,
+    pub ahead: i64,
+    pub next: String,
+    pub next_id: Option<i64>,
+}
+
+#[derive(Template)]
+#[template(path = "my.html")]
+pub struct MyPage {
+    pub nav: Option<Nav>,
+    pub bookings: Vec<MyBooking>,
+    pub series: Vec<MySeries>,
 }

@@ -2,14 +2,16 @@
 //! to Sunday) of the week that holds the date, each booking with its time
 //! and title. One bookings statement per render.
 
+use super::day::AreaLink;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 use chrono::{Datelike, Duration, NaiveDate};
 use serde::Deserialize;
 
 use super::day::{area_links, enc, pick_area, today, weekday};
 use super::form::parse_date;
-use super::pages::{self, nav, WeekCell, WeekEntry, WeekPage, WeekRow};
+use super::pages::{self, nav, Nav};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::db::DbError;
 use crate::state::AppState;
@@ -93,4 +95,39 @@ pub async fn week(
         rows,
     };
     Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
+}
+
+pub struct WeekEntry {
+    pub id: i64,
+    pub time: String,
+    pub title: String,
+    pub pending: bool,
+}
+
+pub struct WeekCell {
+    pub date: String,
+    pub entries: Vec<WeekEntry>,
+}
+
+pub struct WeekRow {
+    pub code: String,
+    pub name: String,
+    pub capacity: i32,
+    pub cells: Vec<WeekCell>,
+}
+
+#[derive(Template)]
+#[template(path = "week.html")]
+pub struct WeekPage {
+    pub nav: Option<Nav>,
+    pub label: String,
+    /// (date, label, is today) of Monday to Sunday.
+    pub days: Vec<(String, String, bool)>,
+    pub prev: String,
+    pub next: String,
+    pub this_week: String,
+    pub areas: Vec<AreaLink>,
+    pub area: String,
+    pub area_q: String,
+    pub rows: Vec<WeekRow>,
 }

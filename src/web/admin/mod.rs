@@ -4,11 +4,13 @@
 pub mod reports;
 pub mod rooms;
 
+use crate::consistency::CheckResult;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 
 use super::account::MIN_PASSWORD_CHARS;
-use super::pages::{self, nav, ConsistencyPage, Notice, StaffPage};
+use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::api_key::{Role, Tenant};
 use crate::auth::commands::{CreateKey, CreateStaff, ResetPassword, RevokeKey, SetDisabled};
@@ -272,4 +274,24 @@ pub async fn revoke_key(
     let Some(key) = revoked else { return Err(no_such_item()) };
     let message = Notice::ok(format!("{} 테넌트의 키 #{id}를 폐기했습니다.", key.tenant));
     render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
+}
+
+#[derive(Template)]
+#[template(path = "admin_consistency.html")]
+pub struct ConsistencyPage {
+    pub nav: Option<Nav>,
+    pub ok: bool,
+    pub checks: Vec<CheckResult>,
+}
+
+#[derive(Template)]
+#[template(path = "admin_staff.html")]
+pub struct StaffPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub me: i64,
+    pub staff: Vec<crate::auth::staff::StaffEntry>,
+    pub keys: Vec<crate::auth::keys::KeyEntry>,
+    pub message: Option<Notice>,
+    pub new_key: Option<String>,
 }

@@ -4,13 +4,14 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 
 use crate::db::DbError;
 use crate::http::reports::RangeQuery;
 use crate::reports::domain::{percent, Utilisation};
 use crate::reports::{chart, store, Period, RoomUse};
 use crate::state::AppState;
-use crate::web::pages::{self, nav, Notice, ReportLine, ReportView, ReportsPage};
+use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, Csrf, SignedInAdmin, WebError};
 
 pub async fn page(
@@ -74,4 +75,38 @@ fn view(report: &Utilisation) -> ReportView {
         utilisation_csv: format!("/api/admin/reports/utilisation.csv?{q}"),
         bookings_csv: format!("/api/admin/reports/bookings.csv?{q}"),
     }
+}
+
+/// One room (or the total) of the utilisation report, formatted.
+pub struct ReportLine {
+    pub code: String,
+    pub name: String,
+    pub area: String,
+    pub booked_hours: String,
+    pub share: String,
+    pub bookings: i64,
+    pub cancellations: i64,
+    pub releases: i64,
+}
+
+pub struct ReportView {
+    pub period: String,
+    pub working_hours: String,
+    pub lines: Vec<ReportLine>,
+    pub total: ReportLine,
+    /// Inline `<svg>` from `reports::chart` (no text of people's in it).
+    pub chart: Option<String>,
+    pub utilisation_csv: String,
+    pub bookings_csv: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_reports.html")]
+pub struct ReportsPage {
+    pub nav: Option<Nav>,
+    pub from: String,
+    pub to: String,
+    pub timezone: String,
+    pub message: Option<Notice>,
+    pub report: Option<ReportView>,
 }

@@ -4,6 +4,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 
 use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
@@ -15,7 +16,7 @@ use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
 use crate::web::bookings::refused_page;
 use crate::web::form::{checked, form_key, korean, status_of};
-use crate::web::pages::{self, nav, Notice, RoomEditPage, RoomForm, RoomsAdminPage};
+use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, principal, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
 
 fn number(form: &FormData, name: &str, field: &str) -> Result<Option<i64>, ApiError> {
@@ -315,4 +316,47 @@ pub async fn revoke_display_tokens(
     let room = load(&state, &code).await?;
     let notice = Notice::ok(format!("도어 디스플레이 토큰 {revoked}개를 폐기했습니다."));
     render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await
+}
+
+/// The values of a room form (as typed, kept when refused).
+pub struct RoomForm {
+    pub code: String,
+    /// The code of an existing room cannot change.
+    pub code_locked: bool,
+    pub name: String,
+    pub area: String,
+    pub capacity: String,
+    pub equipment: String,
+    pub suite: String,
+    pub position: String,
+    pub check_in_required: bool,
+    pub approval_required: bool,
+    pub max_duration_minutes: String,
+    pub horizon_days: String,
+    pub idempotency_key: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_rooms.html")]
+pub struct RoomsAdminPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub rooms: Vec<crate::catalogue::domain::Room>,
+    pub message: Option<Notice>,
+    pub form: RoomForm,
+}
+
+#[derive(Template)]
+#[template(path = "admin_room.html")]
+pub struct RoomEditPage {
+    pub nav: Option<Nav>,
+    pub csrf: String,
+    pub room: crate::catalogue::domain::Room,
+    pub form: RoomForm,
+    pub retire_key: String,
+    pub message: Option<Notice>,
+    /// Live door-display tokens of the room.
+    pub display_tokens: i64,
+    /// The display address of a token just created (shown once).
+    pub new_display: Option<String>,
 }
