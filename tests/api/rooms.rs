@@ -164,7 +164,15 @@ async fn only_the_organizer_or_an_admin_may_change_a_booking() {
         let (status, _) = body(app.cancel_booking(key, owner, id, None, &json!({})).await).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
     }
-    // An organizerName that looks like someone else's changes nothing either.
+    // An organizerName that looks like someone else's changes nothing either:
+    // mallory books under alice's displayed name, and is still not alice.
+    let mut lookalike = booking("흉내", &["A"], &at(2, 10, 0), &at(2, 11, 0));
+    lookalike["organizerName"] = b["organizer"].clone();
+    let mine = create_ok(&app, "mallory", "k-lookalike", &lookalike).await;
+    assert_eq!(mine["organizer"], b["organizer"], "the same name is shown");
+    let (status, err) = body(app.move_booking(TENANT_ONE, "mallory", id, None, &change).await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+    assert_eq!(err["code"], "NOT_ORGANIZER");
     let (_, now) = app.get_json(&format!("/api/bookings/{id}"), TENANT_TWO).await;
     assert_eq!(now["version"], 1);
 
