@@ -144,9 +144,13 @@ async fn main() {
     let before = sink.received().len();
     let started = Instant::now();
     let worker = |_: usize| {
-        let mailer =
-            yeyak::mail::smtp::Mailer::new(&smtp, "yeyak <rooms@example.com>", bench.state.timezone, "yeyak.local")
-                .unwrap();
+        let mailer = yeyak::mail::smtp::Mailer::new(
+            &smtp,
+            "yeyak <rooms@example.com>",
+            bench.state.policy().timezone,
+            "yeyak.local",
+        )
+        .unwrap();
         let w = yeyak::outbox::worker::DeliveryWorker::new(
             bench.state.pool.clone(),
             clock.clone(),

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
-use chrono_tz::Tz;
 
 use crate::admission::Admission;
 use crate::auth::ApiKeyRegistry;
@@ -32,12 +31,8 @@ pub struct AppState {
     pub secret: Vec<u8>,
     /// The room catalogue as pages draw it (reloaded within a second).
     pub catalogue: Arc<Catalogue>,
-    /// `YEYAK_TIMEZONE` (also `policy.timezone`).
-    pub timezone: Tz,
     /// Host of calendar UIDs and mail Message-IDs.
     pub calendar_host: String,
-    /// The rules from configuration (SPEC §3, §11, §12), as commands read them.
-    pub policy: Policy,
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,
     pub admission: Arc<Admission>,
@@ -53,6 +48,12 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The rules from configuration (SPEC §3, §11, §12; `YEYAK_TIMEZONE` is
+    /// `policy().timezone`), as the pipeline hands them to commands.
+    pub fn policy(&self) -> &Policy {
+        self.pipeline.policy()
+    }
+
     /// What the consistency report counts as overdue now.
     pub fn check_context(&self) -> CheckContext {
         let now: chrono::DateTime<Utc> = self.clock.now();

@@ -193,7 +193,7 @@ async fn list_bookings(
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (from, to) = match (&query.date, &query.from, &query.to) {
-        (Some(date), None, None) => day_bounds(state.policy.timezone, parse_date(date)?),
+        (Some(date), None, None) => day_bounds(state.policy().timezone, parse_date(date)?),
         (None, Some(from), Some(to)) => (parse_instant("from", from)?, parse_instant("to", to)?),
         _ => return Err(ApiError::malformed("date", "give either `date` or both `from` and `to`")),
     };
@@ -237,7 +237,7 @@ async fn availability(
     code: web::Path<String>,
     query: web::Query<AvailabilityQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (from, to) = day_bounds(state.policy.timezone, parse_date(&query.date)?);
+    let (from, to) = day_bounds(state.policy().timezone, parse_date(&query.date)?);
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
     let room = crate::catalogue::store::find(&mut conn, &code)
         .await

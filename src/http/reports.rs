@@ -65,7 +65,7 @@ impl RangeQuery {
     }
 
     pub fn period(&self, state: &AppState) -> Result<Period, RangeError> {
-        let today = state.clock.now().with_timezone(&state.timezone).date_naive();
+        let today = state.clock.now().with_timezone(&state.policy().timezone).date_naive();
         Period::parse(self.from.as_deref(), self.to.as_deref(), today)
     }
 }
@@ -80,13 +80,13 @@ fn download(name: &str, period: Period, body: Vec<u8>) -> HttpResponse {
 async fn utilisation(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let period = RangeQuery::of(&req).period(&state)?;
     let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-    let report = store::utilisation(&mut conn, period, state.timezone).await.map_err(DbError::from)?;
+    let report = store::utilisation(&mut conn, period, state.policy().timezone).await.map_err(DbError::from)?;
     Ok(download("utilisation", period, csv::utilisation(&report)))
 }
 
 async fn bookings(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let period = RangeQuery::of(&req).period(&state)?;
     let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-    let lines = store::bookings(&mut conn, period, state.timezone).await.map_err(DbError::from)?;
+    let lines = store::bookings(&mut conn, period, state.policy().timezone).await.map_err(DbError::from)?;
     Ok(download("bookings", period, csv::bookings(&lines)))
 }

@@ -110,7 +110,7 @@ async fn create_series(
         title: Title::parse(&body.title)?,
         rooms: RequestedRooms::parse(&body.rooms)?,
         first: TimeRange::new(body.starts_at, body.ends_at)?,
-        recurrence: Recurrence::parse(&body.recurrence, state.policy.timezone)?,
+        recurrence: Recurrence::parse(&body.recurrence, state.policy().timezone)?,
         on_conflict: body.on_conflict.unwrap_or(OnConflict::Fail),
         organizer_name: match &body.organizer_name {
             Some(name) => Title::parse_field("organizerName", name)?,

@@ -35,7 +35,7 @@ async fn area_of(state: &AppState, b: &Booking) -> String {
 
 /// The day page of a booking, scrolled to it.
 async fn day_of(state: &AppState, b: &Booking, flag: &str) -> String {
-    let date = b.starts_at.with_timezone(&state.timezone).date_naive();
+    let date = b.starts_at.with_timezone(&state.policy().timezone).date_naive();
     let area = enc(&area_of(state, b).await);
     format!("/rooms?date={date}&area={area}&{flag}={id}#booking-{id}", id = b.id)
 }
@@ -65,7 +65,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
                 title,
                 rooms,
                 first: range,
-                recurrence: crate::series::domain::from_form(repeat, until, state.timezone)?,
+                recurrence: crate::series::domain::from_form(repeat, until, state.policy().timezone)?,
                 on_conflict: if form.get("on_conflict") == "skip" { OnConflict::Skip } else { OnConflict::Fail },
                 organizer_name,
             };
@@ -76,7 +76,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
 
 /// The dates of a `SERIES_CONFLICT`, as people read them.
 fn taken_dates(state: &AppState, err: &ApiError) -> Vec<String> {
-    let tz = state.timezone;
+    let tz = state.policy().timezone;
     let at = |v: &serde_json::Value| {
         v.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).map(|t| t.with_timezone(&tz))
     };
@@ -163,7 +163,7 @@ pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
 }
 
 pub fn time_label(state: &AppState, b: &Booking) -> String {
-    let tz = state.timezone;
+    let tz = state.policy().timezone;
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
     format!("{} {}–{}", s.format("%Y-%m-%d"), s.format("%H:%M"), e.format("%H:%M"))
 }
@@ -177,7 +177,7 @@ async fn render_detail(
     kept: Option<(String, String, String)>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
-    let tz = state.timezone;
+    let tz = state.policy().timezone;
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
     let (history, series) = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
@@ -195,7 +195,7 @@ async fn render_detail(
         .unwrap_or_else(|| (s.date_naive().to_string(), s.format("%H:%M").to_string(), e.format("%H:%M").to_string()));
     let mine = may_change(state, user, &b);
     let now = state.clock.now();
-    let (opens, closes) = state.policy.check_in_window(b.starts_at);
+    let (opens, closes) = state.policy().check_in_window(b.starts_at);
     let page = BookingPage {
         nav: nav(user, &csrf.token),
         csrf: csrf.token.clone(),
@@ -342,7 +342,7 @@ pub async fn cancel(
     };
     match attempt.await {
         Ok(b) => {
-            let date = b.starts_at.with_timezone(&state.timezone).date_naive();
+            let date = b.starts_at.with_timezone(&state.policy().timezone).date_naive();
             let area = enc(&area_of(&state, &b).await);
             Err(WebError::Redirect(format!("/rooms?date={date}&area={area}&cancelled={id}")))
         }

@@ -30,7 +30,7 @@ pub fn date_label(date: NaiveDate) -> String {
 }
 
 pub fn today(state: &AppState) -> NaiveDate {
-    state.clock.now().with_timezone(&state.timezone).date_naive()
+    state.clock.now().with_timezone(&state.policy().timezone).date_naive()
 }
 
 /// The area a page shows: the one asked for when it exists, else the first.
@@ -89,7 +89,7 @@ pub async fn render_day(
     rooms.truncate(grid::MAX_COLUMNS);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
     let date = view.date;
-    let (from, to) = crate::rooms::domain::day_bounds(state.policy.timezone, date);
+    let (from, to) = crate::rooms::domain::day_bounds(state.policy().timezone, date);
     let bookings = {
         // Right after the person's own change (a notice, a refused form) the
         // primary answers; otherwise a standby may (docs/SCALING.md §2).
@@ -97,13 +97,13 @@ pub async fn render_day(
         let mut conn = pool.get().await.map_err(DbError::from)?;
         store::list_in_rooms(&mut conn, from, to, &codes).await?
     };
-    let now = state.clock.now().with_timezone(&state.timezone);
+    let now = state.clock.now().with_timezone(&state.policy().timezone);
     let now_min = match date.cmp(&now.date_naive()) {
         std::cmp::Ordering::Less => Some(1440),
         std::cmp::Ordering::Equal => Some((now.hour() * 60 + now.minute()) as i32),
         std::cmp::Ordering::Greater => None,
     };
-    let grid = grid::layout(&rooms, &bookings, state.timezone, date, view.highlight, now_min);
+    let grid = grid::layout(&rooms, &bookings, state.policy().timezone, date, view.highlight, now_min);
     let csrf = Csrf::for_render(req, state);
     let form =
         view.form.unwrap_or_else(|| BookingForm::blank(date.to_string(), room_choices(&rooms, &[]), area.clone()));

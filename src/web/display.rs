@@ -86,8 +86,8 @@ fn display(state: &AppState, room: &Room) -> Principal {
 }
 
 fn shown(state: &AppState, b: &Booking, now: DateTime<Utc>) -> Shown {
-    let tz = state.timezone;
-    let (opens, closes) = state.policy.check_in_window(b.starts_at);
+    let tz = state.policy().timezone;
+    let (opens, closes) = state.policy().check_in_window(b.starts_at);
     Shown {
         id: b.id,
         title: b.title.clone(),
@@ -115,7 +115,7 @@ async fn render(
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
     let now = state.clock.now();
-    let tz = state.timezone;
+    let tz = state.policy().timezone;
     let today = now.with_timezone(&tz).date_naive();
     let (_, day_end) = crate::rooms::domain::day_bounds(tz, today);
     let bookings = {

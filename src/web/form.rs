@@ -27,7 +27,7 @@ pub fn parse_time(field: &str, raw: &str) -> Result<NaiveTime, ApiError> {
 /// the end means the midnight after).
 pub fn local_range(state: &AppState, date: NaiveDate, start: NaiveTime, end: NaiveTime) -> Result<TimeRange, ApiError> {
     let at = |t| {
-        grid::local_instant(state.timezone, date, t)
+        grid::local_instant(state.policy().timezone, date, t)
             .ok_or_else(|| ApiError::malformed("start", "does not exist on that day"))
     };
     let (s, mut e) = (at(start)?, at(end)?);

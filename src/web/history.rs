@@ -18,7 +18,7 @@ fn shown(state: &AppState, v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => "—".into(),
         serde_json::Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&state.timezone).format("%m-%d %H:%M").to_string())
+            .map(|t| t.with_timezone(&state.policy().timezone).format("%m-%d %H:%M").to_string())
             .unwrap_or_else(|_| match Status::parse(s) {
                 Some(status) => status.label().to_owned(),
                 None => s.clone(),
@@ -65,7 +65,7 @@ pub fn history_lines(state: &AppState, events: Vec<crate::history::Event>) -> Ve
                 .unwrap_or_default();
             HistoryLine {
                 iso: e.at.to_rfc3339(),
-                at: e.at.with_timezone(&state.timezone).format("%Y-%m-%d %H:%M").to_string(),
+                at: e.at.with_timezone(&state.policy().timezone).format("%Y-%m-%d %H:%M").to_string(),
                 action: e.action.label(),
                 actor: e.actor,
                 detail,

@@ -28,7 +28,7 @@ pub async fn my(
         let series = crate::series::store::of_organizer(&mut conn, digest.as_str(), now).await?;
         (bookings, series)
     };
-    let tz = state.timezone;
+    let tz = state.policy().timezone;
     let bookings = bookings
         .into_iter()
         .map(|b| {

@@ -35,7 +35,7 @@ pub async fn week(
     let area = pick_area(&catalogue, query.area.as_deref());
     let rooms = catalogue.in_area(&area);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
-    let tz = state.timezone;
+    let tz = state.policy().timezone;
     let (from, _) = crate::rooms::domain::day_bounds(tz, monday);
     let (_, to) = crate::rooms::domain::day_bounds(tz, days[6]);
     let bookings = {

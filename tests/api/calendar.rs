@@ -192,7 +192,8 @@ async fn a_series_shows_exactly_its_live_occurrences() {
 
 async fn deliver(app: &TestApp, smtp: &str) -> yeyak::outbox::worker::DeliverySummary {
     let mailer =
-        yeyak::mail::smtp::Mailer::new(smtp, "yeyak <rooms@example.com>", app.state.timezone, "yeyak.local").unwrap();
+        yeyak::mail::smtp::Mailer::new(smtp, "yeyak <rooms@example.com>", app.state.policy().timezone, "yeyak.local")
+            .unwrap();
     let worker = yeyak::outbox::worker::DeliveryWorker::new(
         app.state.pool.clone(),
         app.state.clock.clone(),
@@ -275,7 +276,7 @@ async fn a_reminder_goes_once_per_version_and_never_after_a_cancel() {
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     let (_, kim) = person(&app, &admin, "kim", "kim@example.com").await;
     // A booking an hour ahead (local date and time of the app's zone).
-    let tz = app.state.timezone;
+    let tz = app.state.policy().timezone;
     let start = (app.clock.now() + Duration::hours(1)).duration_trunc(Duration::minutes(30)).unwrap();
     let local = start.with_timezone(&tz);
     let end = (start + Duration::minutes(30)).with_timezone(&tz);

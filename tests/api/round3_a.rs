@@ -187,7 +187,8 @@ async fn calendar_text_is_escaped_in_feeds_downloads_and_invitations() {
 
     // The invitation: NAME escaped, CN quoted (it holds `,`, `;` and `:`).
     let mailer =
-        yeyak::mail::smtp::Mailer::new(&smtp, "yeyak <rooms@example.com>", app.state.timezone, "yeyak.local").unwrap();
+        yeyak::mail::smtp::Mailer::new(&smtp, "yeyak <rooms@example.com>", app.state.policy().timezone, "yeyak.local")
+            .unwrap();
     let worker = yeyak::outbox::worker::DeliveryWorker::new(
         app.state.pool.clone(),
         app.state.clock.clone(),

@@ -25,7 +25,7 @@ pub async fn page(
         nav: nav(&user, &csrf.token),
         from: query.from.clone().unwrap_or_default(),
         to: query.to.clone().unwrap_or_default(),
-        timezone: state.timezone.name().to_owned(),
+        timezone: state.policy().timezone.name().to_owned(),
         message: None,
         report: None,
     };
@@ -33,7 +33,7 @@ pub async fn page(
         Ok(period) => {
             let report = {
                 let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-                store::utilisation(&mut conn, period, state.timezone).await?
+                store::utilisation(&mut conn, period, state.policy().timezone).await?
             };
             (page.from, page.to) = (period.from().to_string(), period.to().to_string());
             page.report = Some(view(&report));
