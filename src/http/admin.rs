@@ -5,7 +5,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use super::extract::{AdminCaller, ApiJson, IdemKey, Owner};
-use super::respond;
+use super::run;
 use crate::command::Principal;
 use crate::consistency;
 use crate::db::DbError;
@@ -38,9 +38,9 @@ pub async fn sweep(
         return Err(ApiError::malformed("maxResources", "must be 1-32"));
     }
     let key = key.required()?;
-    let principal = Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), Some(&owner.0));
+    let principal = owner.principal(&state, &caller);
     let command = SweepNow { sweeper: &state.sweeper, max_resources };
-    Ok(respond(state.pipeline.execute(&principal, Some(key), &command).await?, true))
+    run(&state.pipeline, &principal, Some(key), &command).await
 }
 
 pub async fn redrive(
@@ -50,5 +50,5 @@ pub async fn redrive(
 ) -> Result<HttpResponse, ApiError> {
     let principal = Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), None);
     let command = Redrive { delivery_id: id.into_inner() };
-    Ok(respond(state.pipeline.execute(&principal, None, &command).await?, false))
+    run(&state.pipeline, &principal, None, &command).await
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson};
 use super::openapi::{Api, Op, Tag};
-use super::respond;
+use super::run;
 use crate::checkin::{self, CheckIn};
 use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{self, Booking, FreeInterval, PageMark};
@@ -272,12 +272,9 @@ async fn create_booking(
         title: Title::parse(&body.title)?,
         rooms: RequestedRooms::parse(&body.rooms)?,
         range: TimeRange::new(body.starts_at, body.ends_at)?,
-        organizer_name: match &body.organizer_name {
-            Some(name) => Title::parse_field("organizerName", name)?,
-            None => Title::parse_field("organizerName", cmd.caller.tenant.as_str())?,
-        },
+        organizer_name: cmd.organizer_name(body.organizer_name.as_deref())?,
     };
-    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
+    run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -306,8 +303,7 @@ async fn move_booking(
         expected_version: body.expected_version,
     };
     let command = MoveBooking { id: id.into_inner(), change };
-    let keyed = cmd.key.is_some();
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -323,9 +319,8 @@ async fn cancel_booking(
     id: web::Path<i64>,
     ApiJson(body): ApiJson<CancelBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let keyed = cmd.key.is_some();
     let command = CancelBooking { id: id.into_inner(), expected_version: body.expected_version };
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -339,9 +334,8 @@ async fn check_in(
     id: web::Path<i64>,
     ApiJson(_): ApiJson<EmptyBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let keyed = cmd.key.is_some();
     let command = CheckIn { id: id.into_inner() };
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -361,7 +355,7 @@ async fn decide_booking(
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
     let command = DecideBooking { id, decision: decide::Decision::parse(approve, body.reason.as_deref())? };
-    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
+    run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }
 
 async fn approve(

@@ -10,14 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{AdminCaller, AdminCommand, ApiCaller, ApiCommand, ApiJson, IdemKey, Owner};
 use super::openapi::{Api, Op, Tag};
-use super::respond;
+use super::run;
 use crate::auth::OwnerDigest;
 use crate::capacity::commands::*;
 use crate::capacity::domain::{
     self, Entry, ExtendBy, Hold, NewResource, NewResourceBody, Offer, ResourceView, UnitsAsk,
 };
 use crate::capacity::{holds, owner_mismatch, resources, waitlist};
-use crate::command::{Command, Principal};
+use crate::command::Command;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -188,7 +188,7 @@ pub struct ResourcesReply {
 /// stored response.
 async fn keyed<C: Command>(state: &AppState, cmd: ApiCommand, command: C) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
-    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
+    run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }
 
 async fn list_resources(state: web::Data<AppState>, _: ApiCaller) -> Result<HttpResponse, ApiError> {
@@ -206,7 +206,7 @@ async fn create_resource(
     ApiJson(body): ApiJson<NewResourceBody>,
 ) -> Result<HttpResponse, ApiError> {
     let command = CreateResource(NewResource::parse(body)?);
-    let principal = Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), Some(&owner.0));
+    let principal = owner.principal(&state, &caller);
     keyed(&state, ApiCommand { principal, key: key.0, caller }, command).await
 }
 

@@ -14,6 +14,7 @@ use crate::auth::{Caller, OwnerDigest, OwnerId};
 use crate::command::Principal;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::IdempotencyKey;
+use crate::rooms::domain::Title;
 use crate::state::AppState;
 
 /// Largest JSON body accepted; anything bigger is 413 before parsing.
@@ -140,6 +141,11 @@ impl Owner {
     pub fn digest(&self, state: &AppState, caller: &Caller) -> OwnerDigest {
         OwnerDigest::of_owner(&state.secret, &caller.tenant, &self.0)
     }
+
+    /// The caller's key acting for this owner.
+    pub fn principal(&self, state: &AppState, caller: &Caller) -> Principal {
+        principal(state, caller, Some(&self.0))
+    }
 }
 
 /// `X-Reservation-Owner` where it may be left out (admin routes): without it
@@ -177,6 +183,12 @@ impl ApiCommand {
     /// The key, or `IDEMPOTENCY_KEY_REQUIRED` (routes that create things).
     pub fn required_key(&self) -> Result<IdempotencyKey, ApiError> {
         IdemKey(self.key.clone()).required()
+    }
+
+    /// `organizerName` as given, else the key's tenant: who a booking made
+    /// through the API is shown as made by.
+    pub fn organizer_name(&self, given: Option<&str>) -> Result<Title, ApiError> {
+        Title::parse_field("organizerName", given.unwrap_or(self.caller.tenant.as_str()))
     }
 }
 

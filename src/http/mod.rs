@@ -24,13 +24,22 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpResponse};
 use tracing::Instrument;
 
-use crate::command::Executed;
+use crate::command::{Command, Pipeline, Principal};
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKey;
 
-/// A command's answer as the client gets it: the stored status and the exact
-/// stored body bytes (a replay is byte for byte the first answer), with
-/// `Idempotency-Replayed` when the request carried a key.
-pub fn respond<T>(executed: Executed<T>, keyed: bool) -> HttpResponse {
+/// Runs `command` for `principal` through the pipeline and answers as the
+/// client gets it: the stored status and the exact stored body bytes (a
+/// replay is byte for byte the first answer), with `Idempotency-Replayed`
+/// when the request carried a key.
+pub async fn run<C: Command>(
+    pipeline: &Pipeline,
+    principal: &Principal,
+    key: Option<IdempotencyKey>,
+    command: &C,
+) -> Result<HttpResponse, ApiError> {
+    let keyed = key.is_some();
+    let executed = pipeline.execute(principal, key, command).await?;
     let stored = executed.response;
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut res = HttpResponse::build(status);
@@ -38,7 +47,7 @@ pub fn respond<T>(executed: Executed<T>, keyed: bool) -> HttpResponse {
     if keyed {
         res.insert_header(("Idempotency-Replayed", if executed.replayed { "true" } else { "false" }));
     }
-    res.body(stored.body)
+    Ok(res.body(stored.body))
 }
 
 /// Largest total size of request headers we read.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{AdminCommand, ApiCaller, ApiJson};
 use super::openapi::{Api, Op, Tag};
-use super::respond;
+use super::run;
 use crate::catalogue::domain::{combinations, Equipment, NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
 use crate::catalogue::{commands, store, CreateRoom, PatchRoom};
 use crate::db::DbError;
@@ -198,7 +198,7 @@ async fn create_room(
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
     let new = NewRoom::parse(body)?;
-    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &CreateRoom(new)).await?, true))
+    run(&state.pipeline, &cmd.principal, Some(key), &CreateRoom(new)).await
 }
 
 async fn update_room(
@@ -208,9 +208,8 @@ async fn update_room(
     ApiJson(body): ApiJson<RoomPatchBody>,
 ) -> Result<HttpResponse, ApiError> {
     let patch = RoomPatch::parse(body)?;
-    let keyed = cmd.key.is_some();
     let command = PatchRoom { code: code.into_inner(), patch };
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -230,7 +229,6 @@ async fn retire_room(
     ApiJson(body): ApiJson<RetireBody>,
 ) -> Result<HttpResponse, ApiError> {
     let retire = Retire { cancel_future_bookings: body.cancel_future_bookings.unwrap_or(false) };
-    let keyed = cmd.key.is_some();
     let command = RetireRoom { code: code.into_inner(), retire };
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }

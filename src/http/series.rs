@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::bookings::BOOKING_RULES;
 use super::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
 use super::openapi::{Api, Op, Tag};
-use super::respond;
+use super::run;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::rooms::domain::{RequestedRooms, TimeRange, Title};
@@ -112,12 +112,9 @@ async fn create_series(
         first: TimeRange::new(body.starts_at, body.ends_at)?,
         recurrence: Recurrence::parse(&body.recurrence, state.policy().timezone)?,
         on_conflict: body.on_conflict.unwrap_or(OnConflict::Fail),
-        organizer_name: match &body.organizer_name {
-            Some(name) => Title::parse_field("organizerName", name)?,
-            None => Title::parse_field("organizerName", cmd.caller.tenant.as_str())?,
-        },
+        organizer_name: cmd.organizer_name(body.organizer_name.as_deref())?,
     };
-    Ok(respond(state.pipeline.execute(&cmd.principal, Some(key), &command).await?, true))
+    run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }
 
 async fn get_series(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
@@ -164,9 +161,8 @@ async fn update_series(
     if change.title.is_none() && change.start_time.is_none() && change.end_time.is_none() {
         return Err(ApiError::malformed("body", "give a title, a startTime or an endTime"));
     }
-    let keyed = cmd.key.is_some();
     let command = ChangeSeries { id: id.into_inner(), change };
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -185,9 +181,8 @@ async fn cancel_series(
     id: web::Path<i64>,
     ApiJson(body): ApiJson<CancelSeriesBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let keyed = cmd.key.is_some();
     let command = CancelSeries { id: id.into_inner(), from: body.from };
-    Ok(respond(state.pipeline.execute(&cmd.principal, cmd.key, &command).await?, keyed))
+    run(&state.pipeline, &cmd.principal, cmd.key, &command).await
 }
 
 /// An optional RFC 3339 instant with an offset.
