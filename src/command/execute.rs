@@ -119,7 +119,7 @@ impl Pipeline {
             Shape::SpansTransactions => self.claimed(principal, guard.as_ref(), command, &took_over).await,
         };
         ticket.finish().await;
-        if op.changes_catalogue {
+        if op.changes_catalogue && matches!(result, Ok(Record::Ran { answer: Ok(_), .. })) {
             if let Some(listener) = &self.on_catalogue_change {
                 listener();
             }
