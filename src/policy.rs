@@ -17,6 +17,9 @@ pub struct Policy {
     pub check_in_grace: Duration,
     /// Notices also go by mail (`YEYAK_SMTP_URL` is set).
     pub mail: bool,
+    /// Mail reminders go this long before a start (`YEYAK_REMINDER_MINUTES`;
+    /// `None` without mail or when 0).
+    pub reminder_ahead: Option<Duration>,
     /// A new hold's life (never more than `hold_max_lifetime`).
     pub hold_ttl: Duration,
     /// A hold's longest total life from its creation.
@@ -35,6 +38,7 @@ impl Default for Policy {
             check_in_open: Duration::minutes(10),
             check_in_grace: Duration::minutes(15),
             mail: false,
+            reminder_ahead: None,
             hold_ttl: Duration::seconds(300),
             hold_max_lifetime: Duration::seconds(1800),
             offer_ttl: Duration::seconds(300),

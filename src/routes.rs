@@ -25,6 +25,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .route("/readyz", web::get().to(http::health::readyz))
         .service(
             web::scope("/api")
+                .wrap(actix_web::middleware::from_fn(http::extract::authenticate_first))
                 .configure(|cfg| api(&mut Api::new(cfg, "/api")))
                 .route("/openapi.json", web::get().to(http::openapi::serve))
                 .default_service(web::to(api_not_found)),

@@ -104,6 +104,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
         check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
         mail: config.smtp_url.is_some(),
+        reminder_ahead: (config.smtp_url.is_some() && config.reminder_minutes > 0)
+            .then(|| Duration::minutes(i64::from(config.reminder_minutes))),
         // A hold never starts with more life than it may ever have.
         hold_ttl: Duration::seconds(i64::from(config.hold_ttl_seconds.min(config.hold_max_lifetime_seconds))),
         hold_max_lifetime: Duration::seconds(i64::from(config.hold_max_lifetime_seconds)),
@@ -146,10 +148,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
                 retention: Duration::days(i64::from(config.retention_days)),
                 batch: i64::from(config.purge_batch),
             })
-            .with_reminders(
-                (policy.mail && config.reminder_minutes > 0)
-                    .then(|| Duration::minutes(i64::from(config.reminder_minutes))),
-            ),
+            .with_reminders(policy.reminder_ahead),
     );
     let background = config.background.then(|| {
         let provider = match &config.webhook_url {

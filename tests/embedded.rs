@@ -66,8 +66,24 @@ struct Yeyak {
 
 impl Yeyak {
     fn start(data_dir: &Path) -> Yeyak {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_yeyak"))
-            .env("DATABASE_URL", "embedded")
+        let mut command = Command::new(env!("CARGO_BIN_EXE_yeyak"));
+        command.env("DATABASE_URL", "embedded");
+        Yeyak::spawn(command, data_dir).0
+    }
+
+    /// The binary with `DATABASE_URL` unset, in a network namespace of its
+    /// own where nothing answers at the default address 127.0.0.1:5432;
+    /// returns it with the log lines it wrote before it listened.
+    fn start_unset_with_nothing_at_the_default_address(data_dir: &Path) -> (Yeyak, Vec<String>) {
+        let mut command = Command::new("unshare");
+        command
+            .args(["--net", "--", "sh", "-c", "ip link set lo up && exec \"$0\"", env!("CARGO_BIN_EXE_yeyak")])
+            .env_remove("DATABASE_URL");
+        Yeyak::spawn(command, data_dir)
+    }
+
+    fn spawn(mut command: Command, data_dir: &Path) -> (Yeyak, Vec<String>) {
+        let mut child = command
             .env("YEYAK_DATA_DIR", data_dir)
             .env("YEYAK_BIND", "127.0.0.1:0")
             .env("NO_COLOR", "1")
@@ -91,7 +107,7 @@ impl Yeyak {
                 Ok(line) => {
                     if let Some(at) = line.find("listening on http://") {
                         let addr = line[at + "listening on ".len()..].split_whitespace().next().unwrap().to_owned();
-                        return Yeyak { child, base: addr, log };
+                        return (Yeyak { child, base: addr, log }, seen);
                     }
                     seen.push(line);
                 }
@@ -271,6 +287,56 @@ async fn the_embedded_cluster_stands_in_only_for_an_unset_url_with_nothing_at_it
     yeyak::db::bootstrap::prepare(&url).await.expect("and serves");
     tokio::task::spawn_blocking(move || cluster.stop()).await.unwrap().unwrap();
     assert_eq!(processes_in(&data), Vec::<u32>::new());
+}
+
+/// The same, end to end: the real binary started with no `DATABASE_URL` where
+/// nothing answers at 127.0.0.1:5432 starts its private cluster, serves from
+/// it, and SIGTERM stops both.
+#[tokio::test]
+async fn the_binary_with_database_url_unset_serves_from_the_embedded_cluster_when_nothing_answers() {
+    let scratch = Scratch::new();
+    let data = scratch.data_dir();
+    let (server, log) = Yeyak::start_unset_with_nothing_at_the_default_address(&data);
+    assert!(
+        log.iter().any(|line| line.contains("DATABASE_URL is unset: using the embedded PostgreSQL")),
+        "the log says why it stands in:\n{}",
+        log.join("\n")
+    );
+    let postmaster = postmaster_pid(&data).expect("the cluster runs in YEYAK_DATA_DIR");
+    assert!(processes_in(&data).contains(&postmaster));
+
+    // Inside the server's own network namespace: ready (its database answers),
+    // and a booking lands.
+    let inside = |args: &[&str]| {
+        let out = Command::new("nsenter")
+            .args(["-t", &server.child.id().to_string(), "-n", "curl", "-s", "-w", "\n%{http_code}"])
+            .args(args)
+            .output()
+            .expect("nsenter and curl run");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ready = inside(&[&format!("{}/readyz", server.base)]);
+    assert!(ready.ends_with("\n200") && ready.contains("\"postgres\":\"ok\""), "{ready}");
+    let body = json!({"title": "unset-url", "rooms": ["A"],
+        "startsAt": format!("{}T09:00:00Z", day()), "endsAt": format!("{}T09:30:00Z", day())})
+    .to_string();
+    let booked = inside(&[
+        "-H",
+        "Authorization: Bearer yeyak-dev-key",
+        "-H",
+        "X-Reservation-Owner: alice",
+        "-H",
+        "Idempotency-Key: unset-url",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        &body,
+        &format!("{}/api/bookings", server.base),
+    ]);
+    assert!(booked.ends_with("\n201"), "{booked}");
+
+    server.terminate();
+    assert_eq!(processes_in(&data), Vec::<u32>::new(), "SIGTERM stops the cluster it started");
 }
 
 #[test]

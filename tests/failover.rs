@@ -684,14 +684,47 @@ impl Formation {
         command
     }
 
+    /// What shows the formation moving: the bytes its processes have logged
+    /// and the monitor's latest event (none while the monitor is starting).
+    async fn progress(&self) -> (u64, i64) {
+        let logged = std::fs::read_dir(&self.root)
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0);
+        let event = match try_connect(&self.monitor_url()).await {
+            Some(db) => db
+                .query_one("SELECT coalesce(max(eventid), 0)::int8 FROM pgautofailover.event", &[])
+                .await
+                .map(|r| r.get::<_, i64>(0))
+                .unwrap_or(0),
+            None => 0,
+        };
+        (logged, event)
+    }
+
     async fn wait_for<F, Fut>(&self, what: &str, check: F)
     where
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        let deadline = Instant::now() + Duration::from_secs(120);
+        // Waits on progress, not on a guess of how fast the machine is: the
+        // wait fails only when the formation has stood still (no line logged
+        // by any of its processes, no event on the monitor) for two minutes,
+        // or after an outer limit that no healthy formation comes near.
+        let started = Instant::now();
+        let mut last = self.progress().await;
+        let mut moved_at = Instant::now();
         while !check().await {
-            if Instant::now() > deadline {
+            let now = self.progress().await;
+            if now != last {
+                (last, moved_at) = (now, Instant::now());
+            }
+            if moved_at.elapsed() > Duration::from_secs(120) || started.elapsed() > Duration::from_secs(900) {
                 let logs: Vec<String> = self
                     .keepers
                     .iter()

@@ -4,9 +4,11 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::dev::Payload;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::middleware::Next;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
@@ -24,6 +26,54 @@ fn state(req: &HttpRequest) -> web::Data<AppState> {
     req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered")
 }
 
+/// The bearer secret of `Authorization: Bearer <secret>`, when one is sent.
+fn bearer(req: &HttpRequest) -> Option<String> {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}
+
+fn unauthenticated() -> ApiError {
+    ApiError::new(ErrorCode::Unauthenticated, "a valid `Authorization: Bearer <api key>` is required")
+}
+
+/// The key a bearer secret names, if any.
+async fn resolve_key(state: &AppState, secret: &str) -> Result<Option<Caller>, ApiError> {
+    if let Some(caller) = state.keys.resolve_configured(secret) {
+        return Ok(Some(caller));
+    }
+    // Stored keys are read inside the bulkhead: unknown keys cannot take the pool.
+    let _slot = state.admission.read_slot().await?;
+    let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
+    Ok(state.keys.resolve(&mut conn, secret).await?)
+}
+
+/// What [`authenticate_first`] found for the request's bearer.
+#[derive(Clone)]
+struct Authenticated(Option<Caller>);
+
+/// Middleware of the JSON scope: the bearer is resolved before any
+/// extractor runs. Actix polls a handler's extractors together and answers
+/// the first error of any, so without this a malformed body or a missing
+/// header would answer 400 while the key lookup was still on its way — and
+/// tell a caller without a valid key which of its fields were wrong. With
+/// the key known, the caller extractor is ready at once and, listed first,
+/// answers first.
+pub async fn authenticate_first(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if let Some(secret) = bearer(req.request()) {
+        let state = state(req.request());
+        let found = resolve_key(&state, &secret).await?;
+        req.extensions_mut().insert(Authenticated(found));
+    }
+    next.call(req).await
+}
+
 /// An integration authenticated by `Authorization: Bearer <key>`.
 #[derive(Debug, Clone)]
 pub struct ApiCaller(pub Caller);
@@ -33,24 +83,14 @@ impl FromRequest for ApiCaller {
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        if let Some(Authenticated(found)) = req.extensions().get::<Authenticated>().cloned() {
+            return Box::pin(std::future::ready(found.map(ApiCaller).ok_or_else(unauthenticated)));
+        }
         let state = state(req);
-        let secret = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(|s| s.trim().to_owned());
+        let secret = bearer(req);
         Box::pin(async move {
-            let unauthenticated =
-                || ApiError::new(ErrorCode::Unauthenticated, "a valid `Authorization: Bearer <api key>` is required");
-            let secret = secret.filter(|s| !s.is_empty()).ok_or_else(unauthenticated)?;
-            if let Some(caller) = state.keys.resolve_configured(&secret) {
-                return Ok(ApiCaller(caller));
-            }
-            // Stored keys are read inside the bulkhead: unknown keys cannot take the pool.
-            let _slot = state.admission.read_slot().await?;
-            let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
-            state.keys.resolve(&mut conn, &secret).await?.map(ApiCaller).ok_or_else(unauthenticated)
+            let secret = secret.ok_or_else(unauthenticated)?;
+            resolve_key(&state, &secret).await?.map(ApiCaller).ok_or_else(unauthenticated)
         })
     }
 }

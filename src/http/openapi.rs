@@ -209,11 +209,6 @@ impl<'a> Api<'a> {
     }
 }
 
-/// Every registered `(path, method)`.
-pub fn registered() -> Vec<(String, String)> {
-    REGISTERED.lock().expect("registry lock").keys().cloned().collect()
-}
-
 /// A registered route that runs a command: its path, method, whether the
 /// door asks for an admin key, and the command's declaration.
 #[derive(Debug, Clone)]

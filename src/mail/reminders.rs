@@ -1,43 +1,15 @@
-//! Reminders (SPEC §10): each leader tick enqueues `booking-{id}-v{version}-
-//! reminder` for confirmed bookings starting within `YEYAK_REMINDER_MINUTES`
-//! whose organizer has an email — one set-based INSERT whose primary key
-//! makes it idempotent: not again after a restart, not twice with two
-//! processes, a fresh one after a move (a new version), none after a cancel
-//! (the booking is no longer confirmed, and its pending reminder was
-//! withdrawn in the cancelling transaction).
+//! Reminders (SPEC §10): each leader tick enqueues the reminders of the
+//! bookings starting within `YEYAK_REMINDER_MINUTES` (`outbox::reminders`
+//! says how, once for every process and every restart).
 
 use chrono::{DateTime, Duration, Utc};
-use diesel::sql_types::{Int8, Timestamptz};
-use diesel_async::RunQueryDsl;
 
 use crate::command::{Command, CommandError, Ctx, Operation, Role};
-use crate::db::cached::CacheExt;
 use crate::db::Conn;
 
 /// Enqueues due reminders; returns how many were new.
 pub async fn enqueue_due(conn: &mut Conn, now: DateTime<Utc>, ahead: Duration) -> diesel::QueryResult<usize> {
-    diesel::sql_query(
-        "INSERT INTO notification_outbox (delivery_id, channel, kind, payload, status, next_attempt_at, created_at)
-         SELECT 'booking-' || r.id || '-v' || r.version || '-reminder', 'mail', 'booking.reminder',
-                jsonb_build_object('bookingId', r.id, 'version', r.version, 'action', 'reminder', 'status', r.status,
-                                   'title', r.title, 'organizer', r.organizer_name,
-                                   'organizerStaffId', r.organizer_staff_id,
-                                   'rooms', (SELECT coalesce(jsonb_agg(x.room ORDER BY m.position, m.code), '[]')
-                                               FROM reservation_room x JOIN room m ON m.code = x.room
-                                              WHERE x.reservation_id = r.id),
-                                   'startsAt', r.starts_at, 'endsAt', r.ends_at, 'seriesId', r.series_id,
-                                   'to', s.email, 'toName', s.display_name),
-                'PENDING', $1, $1
-           FROM reservation r
-           JOIN staff_user s ON s.id = r.organizer_staff_id AND s.email IS NOT NULL
-          WHERE r.status = 'CONFIRMED' AND r.starts_at > $1 AND r.starts_at <= $1 + make_interval(secs => $2)
-         ON CONFLICT DO NOTHING",
-    )
-    .bind::<Timestamptz, _>(now)
-    .bind::<Int8, _>(ahead.num_seconds())
-    .cached()
-    .execute(conn)
-    .await
+    crate::outbox::reminders::enqueue(conn, now, ahead, None).await
 }
 
 pub static ENQUEUE: Operation = Operation::new("mail.enqueue_reminders", &[Role::System]);

@@ -5,6 +5,7 @@
 
 pub mod provider;
 pub mod redrive;
+pub mod reminders;
 pub mod store;
 pub mod worker;
 

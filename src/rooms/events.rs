@@ -74,6 +74,18 @@ async fn enqueue(conn: &mut Conn, notices: Vec<(Intent, &Booking)>, ctx: &Ctx<'_
             notices.iter().filter_map(|(i, b)| b.organizer_staff_id.map(|s| (i.clone(), s))).collect();
         outbox::enqueue_mail(conn, &mail, ctx.now).await?;
     }
+    // Created or moved inside the reminder window: its reminder at once, not
+    // at the next sweep (only confirmed bookings of people with an email get one).
+    if let Some(ahead) = ctx.policy.reminder_ahead {
+        let soon: Vec<i64> = notices
+            .iter()
+            .filter(|(i, b)| i.kind != Kind::BookingCancelled && b.starts_at <= ctx.now + ahead)
+            .map(|(_, b)| b.id)
+            .collect();
+        if !soon.is_empty() {
+            outbox::reminders::enqueue(conn, ctx.now, ahead, Some(&soon)).await?;
+        }
+    }
     let intents: Vec<Intent> = notices.into_iter().map(|(i, _)| i).collect();
     outbox::enqueue_all(conn, &intents, ctx.now).await?;
     Ok(())

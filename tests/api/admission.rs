@@ -199,6 +199,52 @@ async fn two_permits_let_two_of_ten_slow_commands_through() {
     assert_eq!(hold(&app, id, "later", "later").await.0, StatusCode::CREATED);
 }
 
+/// A Redis that is hung rather than dead: it accepts connections and never
+/// answers a byte. Each request waits at most the Redis timeout and then
+/// goes through PostgreSQL; once the breaker opens, Redis is not asked (or
+/// connected to) again — so 30 requests open only a few connections and none
+/// waits anywhere near the 30 s a pooled connection could.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hung_redis_costs_a_request_at_most_its_timeout_and_then_nothing() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let hung = tokio::spawn({
+        let accepted = accepted.clone();
+        async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                accepted.fetch_add(1, Ordering::SeqCst);
+                held.push(socket);
+            }
+        }
+    });
+    let app = TestApp::spawn_with(|c| {
+        c.redis_url = Some(format!("redis://{addr}"));
+        c.redis_timeout_ms = 200;
+        c.redis_breaker_open_ms = 600_000;
+    })
+    .await;
+    let id = big_resource(&app, "hung").await;
+    let mut slowest = Duration::ZERO;
+    for i in 0..30 {
+        let started = std::time::Instant::now();
+        let (status, body, _) = hold(&app, id, "a", &format!("hung-{i}")).await;
+        slowest = slowest.max(started.elapsed());
+        assert_eq!(status, StatusCode::CREATED, "request {i} with Redis hung: {body}");
+    }
+    // A bound, not a speed claim: a request that waited on the hung socket
+    // would take the pool's 30 s; a few Redis timeouts of 200 ms is the most.
+    assert!(slowest < Duration::from_secs(5), "a request waited {slowest:?} on a hung Redis");
+    assert!(counters(&app).fallback >= 1, "{:?}", counters(&app));
+    let connections = accepted.load(Ordering::SeqCst);
+    assert!(connections <= 10, "the open breaker stopped asking Redis, yet {connections} connections were opened");
+    let (status, ready) = app.get_json("/readyz", TENANT_ONE).await;
+    assert_eq!((status, ready["redis"].as_str()), (StatusCode::OK, Some("degraded")));
+    app.assert_consistent().await;
+    hung.abort();
+}
+
 fn settings(url: String, permits: u32, lease_ms: u64) -> RedisSettings {
     RedisSettings {
         url,

@@ -325,11 +325,12 @@ async fn a_reminder_goes_once_per_version_and_never_after_a_cancel() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{moved}");
-    app.state.sweeper.sweep_now(32).await.unwrap();
+    // At once, by the move itself: no sweep has run since.
     assert_eq!(
         app.count(&format!("SELECT count(*) FROM notification_outbox WHERE delivery_id = 'booking-{id}-v2-reminder'"))
             .await,
-        1
+        1,
+        "the move enqueued its reminder"
     );
     // Cancelled before it went: withdrawn, and none comes back.
     app.cancel_booking(ADMIN, "ops", id, None, &json!({})).await;
@@ -342,6 +343,27 @@ async fn a_reminder_goes_once_per_version_and_never_after_a_cancel() {
         .filter(|m| parse_mail(&m.data)["subject"].as_str().unwrap().starts_with("[곧 시작]"))
         .count();
     assert_eq!(reminders_sent, 1, "the v2 reminder was withdrawn by the cancel");
+    // Booked with less than the reminder time left: its reminder at once too.
+    let soon = kim
+        .book(
+            &local.format("%Y-%m-%d").to_string(),
+            "막 잡은 회의",
+            &local.format("%H:%M").to_string(),
+            &end.format("%H:%M").to_string(),
+            &["C"],
+        )
+        .await;
+    assert_eq!(soon.status, StatusCode::SEE_OTHER, "{}", soon.html);
+    let fresh: i64 =
+        soon.location.unwrap().split("booked=").nth(1).unwrap().split(['&', '#']).next().unwrap().parse().unwrap();
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) FROM notification_outbox WHERE delivery_id = 'booking-{fresh}-v1-reminder' AND status = 'PENDING'"
+        ))
+        .await,
+        1,
+        "the booking enqueued its reminder"
+    );
 }
 
 #[tokio::test]

@@ -180,3 +180,157 @@ async fn two_processes_release_each_no_show_exactly_once() {
     assert_eq!(first.count("SELECT count(*) FROM notification_outbox WHERE kind = 'booking.released'").await, 30);
     first.assert_consistent().await;
 }
+
+/// Waits until `n` sessions queue on a lock of `table` (the barrier: every
+/// contender is inside its statement before the lock is let go).
+async fn until_waiting_on(db: &tokio_postgres::Client, table: &str, n: i64) {
+    let sql = format!("SELECT count(*) FROM pg_locks WHERE relation = '{table}'::regclass AND NOT granted");
+    for _ in 0..2000 {
+        let waiting: i64 = db.query_one(&sql, &[]).await.unwrap().get(0);
+        if waiting >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("{n} sessions never queued on {table}");
+}
+
+/// Eight releasers on two processes, all held at one table lock and let go
+/// together, race over 240 no-shows in small batches: each booking is
+/// released once — the counts add up to the whole, and every booking has
+/// exactly one `released` event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_releasers_release_disjoint_sets_exactly_once() {
+    use yeyak::checkin::release::ReleaseNoShows;
+    use yeyak::command::Principal;
+    // Room in each process's background lane for four releasers.
+    let first = TestApp::spawn_with(|c| c.background_connections = 6).await;
+    let second = first.another_process_with(|c| c.background_connections = 6).await;
+    for code in ["K1", "K2", "K3", "K4"] {
+        add_room(&first, json!({"code": code, "name": code, "area": "체크인", "suite": "K", "checkInRequired": true}))
+            .await;
+    }
+    const N: i64 = 240;
+    let t = slot(&first, 2);
+    let rooms = ["K1", "K2", "K3", "K4"];
+    let app = &first;
+    for chunk in (0..N).collect::<Vec<_>>().chunks(16) {
+        futures_util::future::join_all(chunk.iter().map(|&i| {
+            let start = t + Duration::minutes(30 * (i / 4));
+            let owner = format!("owner{}", i % 7);
+            async move { book_at(app, &owner, &format!("n{i}"), &[rooms[(i % 4) as usize]], start, 30).await }
+        }))
+        .await;
+    }
+    let later = t + Duration::hours(N / 4);
+    first.clock.set(later);
+    second.clock.set(later);
+
+    let gate = first.db().await;
+    gate.batch_execute("BEGIN; LOCK TABLE reservation IN EXCLUSIVE MODE").await.unwrap();
+    let release_all = |app: &TestApp| {
+        let pipeline = app.state.pipeline.clone();
+        tokio::spawn(async move {
+            let mut mine = 0usize;
+            loop {
+                let released = pipeline
+                    .run(&Principal::system("race"), None, &ReleaseNoShows { limit: 7 })
+                    .await
+                    .expect("a release commits");
+                if released == 0 {
+                    return mine;
+                }
+                mine += released;
+            }
+        })
+    };
+    let racers: Vec<_> = (0..8).map(|i| release_all(if i % 2 == 0 { &first } else { &second })).collect();
+    until_waiting_on(&gate, "reservation", 8).await;
+    gate.batch_execute("COMMIT").await.unwrap();
+    let mut counts = Vec::new();
+    for racer in racers {
+        counts.push(racer.await.unwrap());
+    }
+
+    assert_eq!(counts.iter().sum::<usize>() as i64, N, "the releasers' counts add up to the whole: {counts:?}");
+    assert!(counts.iter().filter(|&&c| c > 0).count() > 1, "more than one releaser did work: {counts:?}");
+    assert_eq!(first.count("SELECT count(*) FROM reservation WHERE status = 'RELEASED'").await, N);
+    assert_eq!(first.count("SELECT count(*) FROM booking_event WHERE action = 'released'").await, N);
+    assert_eq!(
+        first
+            .count(
+                "SELECT count(*) FROM (SELECT reservation_id FROM booking_event WHERE action = 'released'
+                  GROUP BY reservation_id HAVING count(*) > 1) twice"
+            )
+            .await,
+        0,
+        "no booking released twice"
+    );
+    first.assert_consistent().await;
+}
+
+/// A check-in committing in the last second of grace while the release
+/// runs on another process: the check-in holds its booking's row when the
+/// release chooses (both are held inside their transactions at the history
+/// table until both are there), so the release steps around it; the
+/// checked-in booking stays CONFIRMED and the other no-show is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_check_in_at_the_end_of_grace_survives_a_release_running_beside_it() {
+    let first = TestApp::spawn().await;
+    let second = first.another_process().await;
+    rooms_with_check_in(&first).await;
+    let t = slot(&first, 2);
+    let arriving = book_at(&first, "alice", "late", &["K1"], t, 60).await;
+    let absent = book_at(&first, "bob", "absent", &["K2"], t, 60).await;
+    let grace = first.state.policy().check_in_grace;
+    first.clock.set(t + grace - Duration::seconds(1));
+    second.clock.set(t + grace + Duration::minutes(1));
+
+    let gate = first.db().await;
+    gate.batch_execute("BEGIN; LOCK TABLE booking_event IN EXCLUSIVE MODE").await.unwrap();
+    let checking_in = tokio::spawn({
+        let url = first.url(&format!("/api/bookings/{}/check-in", arriving["id"]));
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .bearer_auth(TENANT_ONE)
+                .header("X-Reservation-Owner", "alice")
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    });
+    // The check-in has its row and waits at the history table…
+    until_waiting_on(&gate, "booking_event", 1).await;
+    let releasing = tokio::spawn({
+        let pipeline = second.state.pipeline.clone();
+        async move {
+            pipeline
+                .run(
+                    &yeyak::command::Principal::system("race"),
+                    None,
+                    &yeyak::checkin::release::ReleaseNoShows { limit: 500 },
+                )
+                .await
+                .expect("the release commits")
+        }
+    });
+    // …and so does the release, having chosen its rows.
+    until_waiting_on(&gate, "booking_event", 2).await;
+    gate.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(checking_in.await.unwrap(), StatusCode::OK);
+    assert_eq!(releasing.await.unwrap(), 1, "only the absent booking");
+
+    let (_, kept) = first.get_json(&format!("/api/bookings/{}", arriving["id"]), TENANT_ONE).await;
+    assert_eq!(kept["status"], "CONFIRMED", "{kept}");
+    assert!(kept["checkedInAt"].is_string());
+    let (_, gone) = first.get_json(&format!("/api/bookings/{}", absent["id"]), TENANT_ONE).await;
+    assert_eq!(gone["status"], "RELEASED", "{gone}");
+    // A later sweep still leaves the checked-in booking alone.
+    second.state.sweeper.sweep_now(32).await.unwrap();
+    let (_, kept) = first.get_json(&format!("/api/bookings/{}", arriving["id"]), TENANT_ONE).await;
+    assert_eq!(kept["status"], "CONFIRMED");
+    first.assert_consistent().await;
+}

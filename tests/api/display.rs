@@ -52,11 +52,27 @@ async fn the_display_token_opens_its_room_and_nothing_else() {
     assert_eq!(refresh, format!("30; url={url}"), "it redraws itself without JavaScript");
     let html = page.text().await.unwrap();
     assert!(html.contains("회의실 A") && html.contains("비어 있음"));
-    // Not an API key, not another room's display, not without the token.
-    let (status, _) = app.get_json("/api/bookings?date=2030-01-01", &token).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let (status, _) = app.get_json("/api/rooms", &token).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Not an API key: every JSON route the served OpenAPI document lists,
+    // with its own method, answers 401 to the display token.
+    let doc: serde_json::Value = anyone.get(app.url("/api/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let mut walked = 0;
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for method in ops.as_object().unwrap().keys() {
+            let concrete = path.replace("{id}", "1").replace("{code}", "A").replace("{delivery_id}", "1");
+            let res = anyone
+                .request(reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap(), app.url(&concrete))
+                .bearer_auth(&token)
+                .header("Idempotency-Key", "display-walk")
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{method} {path} with a display token");
+            walked += 1;
+        }
+    }
+    assert!(walked > 30, "the walk covered the API ({walked} routes)");
+    // Not another room's display, not without the token.
     assert_eq!(
         anyone.get(app.url(&format!("/display/B?token={token}"))).send().await.unwrap().status(),
         StatusCode::NOT_FOUND
@@ -79,6 +95,10 @@ async fn the_display_token_opens_its_room_and_nothing_else() {
     let revoked = admin.post("/admin/rooms/A/display-token/revoke", &[("csrf_token", &edit.field("csrf_token"))]).await;
     assert!(revoked.html.contains("1개를 폐기했습니다"));
     assert_eq!(anyone.get(app.url(&url)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    // Its forms too: a revoked token books and checks in nothing.
+    let booked =
+        kiosk_post(&app, "/display/A/book", &[("token", &token), ("minutes", "15"), ("idempotency_key", "r1")]).await;
+    assert_eq!(booked.status, StatusCode::NOT_FOUND, "book-now with a revoked token");
     assert_eq!(app.count("SELECT count(*) FROM reservation").await, 0);
 }
 
@@ -142,6 +162,17 @@ async fn book_now_and_check_in_at_the_door() {
     )
     .await;
     assert_eq!(elsewhere.status, StatusCode::NOT_FOUND);
+    // A revoked token checks in nothing, not even its own room's booking;
+    // a token issued afterwards does.
+    let edit = admin.get("/admin/rooms/D1").await;
+    admin.post("/admin/rooms/D1/display-token/revoke", &[("csrf_token", &edit.field("csrf_token"))]).await;
+    let revoked =
+        kiosk_post(&app, "/display/D1/check-in", &[("token", &token), ("booking_id", &id), ("idempotency_key", "c9")])
+            .await;
+    assert_eq!(revoked.status, StatusCode::NOT_FOUND, "check-in with a revoked token");
+    let (_, b) = app.get_json(&format!("/api/bookings/{id}"), TENANT_ONE).await;
+    assert!(b["checkedInAt"].is_null(), "the revoked token checked nothing in");
+    let token = token_of(&display_url(&admin, "D1").await);
     let checked =
         kiosk_post(&app, "/display/D1/check-in", &[("token", &token), ("booking_id", &id), ("idempotency_key", "c1")])
             .await;

@@ -10,6 +10,7 @@ mod calendar;
 mod capacity;
 mod catalogue;
 mod checkin;
+mod clauses;
 mod client;
 mod consistency;
 mod consistency_guards;

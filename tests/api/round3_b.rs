@@ -432,10 +432,26 @@ async fn sign_in_throttles_an_address_and_a_username_in_numbers() {
     assert_eq!(right.status(), StatusCode::TOO_MANY_REQUESTS, "the right password was checked");
     assert!(retry_after(&right) > 0);
     assert_eq!(counted().await, before, "the throttled attempt was counted");
-    // One username from many addresses: throttled after 10 to 20 failures.
+    // The address lock is the address's: kim signs in from another one, and
+    // the name "nobody" was not locked by its failures there.
+    let other = sign_in_from(&app, &browser_client(), "203.0.113.6", "kim", "correct-horse-1").await;
+    assert_eq!(other.status(), StatusCode::SEE_OTHER, "another address is not locked");
+    assert_eq!(
+        app.count("SELECT count(*) FROM staff_login_throttle WHERE username = 'nobody' AND locked_until IS NOT NULL")
+            .await,
+        0,
+        "five failures lock the address, not the name"
+    );
+    // One username from many addresses, one failure each (no address limit
+    // is reached): throttled after 10 to 20 failures.
     let (failures, refused) = fail_until_throttled(&app, |i| format!("198.51.100.{}", i + 1), "kim", 25).await;
     assert!((10..=20).contains(&failures), "{failures} failures before the username was throttled");
     assert!(retry_after(&refused) > 0);
+    let fresh = sign_in_from(&app, &browser_client(), "198.51.100.200", "kim", "correct-horse-1").await;
+    assert_eq!(fresh.status(), StatusCode::TOO_MANY_REQUESTS, "a fresh address is refused for that name");
+    // Other names are unaffected, from those same addresses.
+    let admin_there = sign_in_from(&app, &browser_client(), "198.51.100.3", ADMIN_USER, ADMIN_PASSWORD).await;
+    assert_eq!(admin_there.status(), StatusCode::SEE_OTHER, "the name lock is the name's");
 }
 
 #[tokio::test]
