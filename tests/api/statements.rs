@@ -212,7 +212,7 @@ async fn every_write_kind_sends_a_pinned_number_of_statements() {
     measured.push(("hold.confirm", confirm[1]));
     // A booking: BEGIN, the claim, SAVEPOINT, the rooms' key-share lock, the
     // reservation INSERT, its rooms, the re-read, history, outbox, RELEASE,
-    // finalize, COMMIT = 12 (A+B adds the second room's share lock).
+    // finalize, COMMIT = 12 (A+B: one statement more).
     let pinned = [
         ("booking.create (one room)", 12),
         ("booking.create (A+B)", 13),
