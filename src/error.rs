@@ -178,7 +178,7 @@ impl ApiError {
     }
 
     pub fn not_found(what: &str) -> Self {
-        Self::new(ErrorCode::NotFound, format!("{what} not found"))
+        Self::new(ErrorCode::NotFound, format!("{what} not found")).with_details(json!({ "what": what }))
     }
 
     pub fn room_time_taken() -> Self {

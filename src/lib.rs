@@ -21,6 +21,7 @@ pub mod display;
 pub mod error;
 pub mod history;
 pub mod http;
+pub mod i18n;
 pub mod idempotency;
 pub mod mail;
 pub mod metrics;

@@ -26,6 +26,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(
             web::scope("/api")
                 .wrap(actix_web::middleware::from_fn(http::extract::authenticate_first))
+                .wrap(actix_web::middleware::from_fn(http::localise::errors_in_callers_language))
                 .configure(|cfg| api(&mut Api::new(cfg, "/api")))
                 .route("/openapi.json", web::get().to(http::openapi::serve))
                 .default_service(web::to(api_not_found)),

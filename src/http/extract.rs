@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
 use actix_web::middleware::Next;
@@ -65,13 +65,19 @@ struct Authenticated(Option<Caller>);
 pub async fn authenticate_first(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     if let Some(secret) = bearer(req.request()) {
         let state = state(req.request());
-        let found = resolve_key(&state, &secret).await?;
-        req.extensions_mut().insert(Authenticated(found));
+        match resolve_key(&state, &secret).await {
+            Ok(found) => {
+                req.extensions_mut().insert(Authenticated(found));
+            }
+            // Answered here as a response, so the layers outside (the
+            // message's language) see it like any other refusal.
+            Err(err) => return Ok(req.error_response(err).map_into_right_body()),
+        }
     }
-    next.call(req).await
+    Ok(next.call(req).await?.map_into_left_body())
 }
 
 /// An integration authenticated by `Authorization: Bearer <key>`.

@@ -10,6 +10,7 @@ pub mod extract;
 pub mod health;
 pub mod history;
 pub mod keys;
+pub mod localise;
 pub mod metrics;
 pub mod openapi;
 pub mod reports;

@@ -21,6 +21,7 @@ mod forms;
 mod fuzz;
 mod hostile;
 mod idempotency;
+mod languages;
 mod matrix;
 mod operations;
 mod outbox;
