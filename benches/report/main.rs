@@ -10,6 +10,7 @@
 //! and `pgbench`; Redis on 127.0.0.1:6379 for the one Redis row (skipped
 //! without it).
 
+mod capture;
 mod chart;
 mod cpu;
 mod fleet;
@@ -27,7 +28,7 @@ use serde_json::json;
 
 use fleet::{Fleet, Settings};
 use load::{drive, Req};
-use scenarios::{Row, CLIENTS, SECONDS};
+use scenarios::{Row, ADMITTED, CLIENTS, SECONDS};
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     match v {
@@ -38,13 +39,17 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 
 fn summary_table(md: &mut String, rows: &[&Row]) {
     md.push_str(
-        "| scenario | clients | requests | rate | p50 ms | p90 ms | p99 ms | max ms | SQL ceiling (pgbench tps) | HTTP / ceiling | statements per request |\n",
+        "| scenario | clients | requests | rate | p50 ms | p90 ms | p99 ms | max ms | SQL ceiling (pgbench tps) | pgbench clients | HTTP / ceiling | statements per request (measured) | statements per transaction: request / script (logged) |\n",
     );
-    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for r in rows {
+        let ratio = match &r.stale {
+            Some(_) => "stale script".to_string(),
+            None => fmt_opt(r.ratio(), 2),
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.0} {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
+            "| {} | {} | {} | {:.0} {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {} | {} |",
             r.name,
             r.clients,
             r.run.total(),
@@ -55,8 +60,10 @@ fn summary_table(md: &mut String, rows: &[&Row]) {
             r.run.ms(0.99),
             r.run.ms(1.0),
             fmt_opt(r.ceiling, 0),
-            fmt_opt(r.ratio(), 2),
+            r.ceiling_clients.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
+            ratio,
             fmt_opt(r.statements_per_request, 1),
+            r.sent.as_deref().unwrap_or("–"),
         );
     }
 }
@@ -83,6 +90,16 @@ async fn main() {
     std::fs::create_dir_all(&out).unwrap();
     let step = |what: &str| eprintln!("[{:>5.1} s] {what}", started.elapsed().as_secs_f64());
 
+    // ---- what one request of each kind sends, from PostgreSQL's log
+    step("statements per request, from PostgreSQL's log");
+    capture::check_shapes();
+    let sample = capture::server_sample().await;
+    std::fs::write(out.join("statements.md"), sample.text()).unwrap();
+    if std::env::var("REPORT_CAPTURE_ONLY").is_ok() {
+        println!("statements: {}", out.join("statements.md").display());
+        return;
+    }
+
     // ---- the main run: one process, every write scenario with its ceiling
     step("main fleet: one process");
     let seed_sql = Some(scenarios::rooms::ROOMS_SQL.to_string());
@@ -102,19 +119,19 @@ async fn main() {
     })
     .await;
     step("booking contention");
-    let contention = scenarios::rooms::contention(&fleet).await;
+    let contention = scenarios::rooms::contention(&fleet, &sample).await;
     step("A+B / B+C races");
-    let (races, losers) = scenarios::rooms::races(&fleet).await;
+    let (races, losers) = scenarios::rooms::races(&fleet, &sample).await;
     step("bookings on distinct slots");
-    let distinct = scenarios::rooms::distinct_bookings(&fleet, CLIENTS, true).await;
+    let distinct = scenarios::rooms::distinct_bookings(&fleet, CLIENTS, Some(&sample)).await;
     step("holds on distinct resources");
-    let holds = scenarios::capacity::holds_distinct(&fleet, CLIENTS, true).await;
+    let holds = scenarios::capacity::holds_distinct(&fleet, CLIENTS, Some(&sample)).await;
     step("holds on one hot resource");
-    let hot = scenarios::capacity::holds_hot(&fleet).await;
+    let hot = scenarios::capacity::holds_hot(&fleet, &sample).await;
     step("replays");
-    let replays = scenarios::capacity::replays(&fleet).await;
+    let replays = scenarios::capacity::replays(&fleet, &sample).await;
     step("waitlist hand-off chains");
-    let chains = scenarios::capacity::handoff_chains(&fleet, 8, 300).await;
+    let chains = scenarios::capacity::handoff_chains(&fleet, 8, 300, &sample).await;
     let (main_broken, _) = fleet.consistency().await;
     if let Ok(fleet) = Arc::try_unwrap(fleet) {
         fleet.stop().await;
@@ -122,7 +139,7 @@ async fn main() {
 
     step("sweeper backlog drain");
     let drain_fleet = Arc::new(Fleet::start(&Settings { sweep_interval_ms: 250, ..Settings::default() }).await);
-    let drain = scenarios::drain::drain(&drain_fleet, 500).await;
+    let drain = scenarios::drain::drain(&drain_fleet, 500, &sample).await;
     if let Ok(f) = Arc::try_unwrap(drain_fleet) {
         f.stop().await;
     }
@@ -247,6 +264,8 @@ async fn main() {
     );
 
     // ---- report
+    let stale: Vec<String> =
+        main_rows.iter().filter_map(|r| r.stale.as_ref().map(|s| format!("{}: {s}", r.name))).collect();
     let mut md = String::new();
     let _ = writeln!(md, "# yeyak performance report\n");
     let _ = writeln!(
@@ -263,15 +282,25 @@ async fn main() {
     let _ = writeln!(md, "## Write scenarios and their SQL ceilings (one process, default settings: pool 16)\n");
     let _ = writeln!(
         md,
-        "Each scenario runs at most {SECONDS} s; the ceiling is pgbench (`-M prepared -j 2`) running the statements \
-         one request of that kind sends (`benches/report/sql/`) at the same concurrency on the same database. \
-         Rates count successful commands, except the contention rows, which count every answer (one 201 and \
-         nineteen 409s per round are all correct answers).\n"
+        "Each scenario runs at most {SECONDS} s. The ceiling is pgbench (`-M prepared -j 2`) running the statements \
+         one request of that kind sends (`benches/report/sql/`) on the same database, with as many clients as yeyak \
+         lets into PostgreSQL at once ({ADMITTED}: the bulkhead admits pool 16 less the background lane's 2; more \
+         HTTP clients wait at the bulkhead), and in the same shape: the contention and A+B/B+C ceilings are barrier \
+         rounds like the HTTP ones (every transaction of a round for one slot, started together, a fresh slot per \
+         round), not a stream of random slots. Before each ceiling, PostgreSQL's log gives the statements of one \
+         request (a fleet of its own with `log_statement = all`) and of one transaction of the script (the same \
+         setting for that pgbench session); the last column counts them, and where their sequences differ the \
+         ratio reads \"stale script\" and the run fails. The statements themselves are in `statements.md` next to \
+         this report. Rates count successful commands, except the contention and race rows, which count every \
+         answer (one 201 and nineteen 409s per round are all correct answers).\n"
     );
     summary_table(&mut md, &main_rows);
     md.push('\n');
     for r in &main_rows {
         let _ = writeln!(md, "- **{}**: {}; statuses {}", r.name, r.notes, r.run.statuses_text());
+        if let Some(stale) = &r.stale {
+            let _ = writeln!(md, "  - **{stale}**");
+        }
     }
     let _ = writeln!(
         md,
@@ -311,9 +340,10 @@ async fn main() {
         md,
         "{} resources of capacity 4, all full of holds that expired a second ago and each with one waiter, appear in \
          one transaction while 8 clients keep taking holds elsewhere. Sweep interval 250 ms (default 2,000 ms), at \
-         most 32 resources per tick, one transaction per resource. Drained in {:.1} s ({:.0} resources/s); pgbench \
-         running the sweeper's per-resource transaction one at a time: {:.0} resources/s. Invariants broken after the \
-         drain: {}.\n",
+         most 32 resources per tick, one transaction per resource, up to 4 resources at once. Drained in {:.1} s \
+         ({:.0} resources/s); pgbench running the sweeper's per-resource transaction on 4 clients (as the sweeper \
+         settles 4 at once), each resource once, without the 8 clients' load: {:.0} resources/s. Invariants broken \
+         after the drain: {}.\n",
         drain.resources,
         drain.drain_secs,
         drain.row.rate,
@@ -390,4 +420,9 @@ async fn main() {
     let report = out.join("report.md");
     std::fs::write(&report, md).unwrap();
     println!("report: {}", report.display());
+    assert!(
+        stale.is_empty(),
+        "pgbench scripts that no longer send what their request sends (no ratio printed):\n{}",
+        stale.join("\n")
+    );
 }
