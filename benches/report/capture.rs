@@ -107,17 +107,19 @@ pub fn transactions(logged: &[Logged]) -> Vec<Vec<String>> {
     let mut started = 0;
     let mut order: Vec<(String, usize)> = Vec::new();
     for l in logged {
-        let verb = l.sql.trim().to_ascii_uppercase();
+        // pgbench sends the script's `;`, diesel does not.
+        let sql = l.sql.trim().trim_end_matches(';').trim_end();
+        let verb = sql.to_ascii_uppercase();
         if verb == "BEGIN" {
             open.retain(|(p, _)| *p != l.pid);
-            open.push((l.pid.clone(), vec![l.sql.trim().to_string()]));
+            open.push((l.pid.clone(), vec![sql.to_string()]));
             order.retain(|(p, _)| *p != l.pid);
             order.push((l.pid.clone(), started));
             started += 1;
             continue;
         }
         let Some(i) = open.iter().position(|(p, _)| *p == l.pid) else { continue };
-        open[i].1.push(l.sql.trim().to_string());
+        open[i].1.push(sql.to_string());
         if verb == "COMMIT" || verb == "ROLLBACK" {
             let (pid, statements) = open.remove(i);
             let n = order.iter().find(|(p, _)| *p == pid).map(|(_, n)| *n).unwrap_or(usize::MAX);

@@ -31,15 +31,16 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, sample: Option<&
     )
     .await;
     let pgb_clients = clients.min(ADMITTED);
-    let (ceiling, sent, stale) = match sample {
+    let (ceiling, ceiling_pg_cores, sent, stale) = match sample {
         Some(sample) => {
             let ids = resources(fleet, &format!("pd{tag}"), clients, 1_000_000).await;
             let script = format!("\\set rid :base + :client_id\n{HOLD_SQL}");
             let pgb = Pgbench::new(&fleet.db_url(), script, pgb_clients, SECONDS).var("base", ids[0]);
             let (stale, sent) = verdict(sample.get("hold"), &pgb.sample(1, &[]));
-            (Some(pgb.tps()), Some(sent), stale)
+            let (tps, cores) = pgb.tps_and_cores();
+            (Some(tps), Some(cores), Some(sent), stale)
         }
-        None => (None, None, None),
+        None => (None, None, None, None),
     };
     Row {
         name: "holds on distinct resources".into(),
@@ -52,6 +53,7 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, sample: Option<&
         stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: format!("{}; keys {tag}-<client>-<n>", run.statuses_text()),
         run,
     }
@@ -70,7 +72,8 @@ pub async fn holds_hot(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
     let script = format!("\\set rid :base\n{HOLD_SQL}");
     let pgb = Pgbench::new(&fleet.db_url(), script, ADMITTED, SECONDS).var("base", pgb);
     let (stale, sent) = verdict(sample.get("hold"), &pgb.sample(1, &[]));
-    let ceiling = pgb.tps();
+    let (ceiling, cores) = pgb.tps_and_cores();
+    let ceiling_pg_cores = Some(cores);
     Row {
         name: "holds on one hot resource".into(),
         clients: CLIENTS,
@@ -82,6 +85,7 @@ pub async fn holds_hot(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
         stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: run.statuses_text(),
         run,
     }
@@ -117,7 +121,8 @@ pub async fn replays(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
         .await;
     let pgb = Pgbench::new(&fleet.db_url(), REPLAY_SQL, ADMITTED, SECONDS);
     let (stale, sent) = verdict(sample.get("hold replay"), &pgb.sample(1, &[]));
-    let ceiling = pgb.tps();
+    let (ceiling, cores) = pgb.tps_and_cores();
+    let ceiling_pg_cores = Some(cores);
     Row {
         name: "replays of stored holds".into(),
         clients: CLIENTS,
@@ -129,6 +134,7 @@ pub async fn replays(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
         stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: run.statuses_text(),
         run,
     }
@@ -224,7 +230,8 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize, s
     let base = fleet.ids("SELECT min(id) AS id FROM capacity_resource WHERE name = 'pgb-chain'").await[0];
     let pgb = Pgbench::new(&fleet.db_url(), HANDOFF_SQL, chains, SECONDS).var("base", base);
     let (stale, sent) = verdict(sample.get("hand-off (cancel, then accept)"), &pgb.sample(1, &[]));
-    let ceiling = pgb.tps();
+    let (ceiling, cores) = pgb.tps_and_cores();
+    let ceiling_pg_cores = Some(cores);
     Row {
         name: format!("waitlist hand-off chains ({chains} chains)"),
         clients: chains,
@@ -236,6 +243,7 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize, s
         stale,
         statements_per_request: Some(statements / 3.0),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: "one step = cancel + read entry + accept (3 requests); statements are per request".into(),
         run,
     }

@@ -130,6 +130,7 @@ pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize, sample: &ServerSample
             stale,
             statements_per_request: None,
             cpu: None,
+            ceiling_pg_cores: None,
             notes: format!("latency = the 8 load clients' holds during the drain ({})", run.statuses_text()),
             run,
         },

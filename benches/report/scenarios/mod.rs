@@ -39,6 +39,8 @@ pub struct Row {
     pub stale: Option<String>,
     /// Where the CPU went while the HTTP load ran.
     pub cpu: Option<Share>,
+    /// Cores PostgreSQL kept busy while pgbench ran the ceiling.
+    pub ceiling_pg_cores: Option<f64>,
     pub notes: String,
 }
 

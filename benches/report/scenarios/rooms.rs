@@ -13,6 +13,9 @@ use crate::pgbench::Pgbench;
 
 const BOOKING_SQL: &str = include_str!("../sql/booking.sql");
 const BOOKING2_SQL: &str = include_str!("../sql/booking2.sql");
+/// The slot of a barrier round: a fresh one per round (`step` 1), or one
+/// slot throughout (`step` 0, for the logged sample of a winner and a loser).
+const ROUND_SLOT: &str = "\\set slot :slot_base + :round * :step\n";
 
 pub fn booking(rooms: &[&str], hour: i64) -> serde_json::Value {
     let start = chrono::DateTime::parse_from_rfc3339("2032-01-01T00:00:00Z").unwrap() + chrono::Duration::hours(hour);
@@ -53,11 +56,12 @@ pub async fn contention(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
     let statements = (fleet.metric_sum("yeyak_db_statements_total").await - before) / run.total() as f64;
     // The same shape: 10 rounds of 20 transactions for one room and slot,
     // started together (a slot of its own per round).
-    let pgb = Pgbench::new(&fleet.db_url(), BOOKING_SQL.replace(":room", "'PC'"), 20, SECONDS);
-    let script = pgb.sample(2, &[("slot", 100)]);
+    let script = format!("{ROUND_SLOT}{}", BOOKING_SQL.replace(":room", "'PC'"));
+    let pgb = Pgbench::new(&fleet.db_url(), script, 20, SECONDS).var("slot_base", 0).var("step", 1);
+    let script = pgb.sample(2, &[("slot_base", 100), ("step", 0)]);
     let server = [sample.get("booking (one room)"), sample.get("booking, slot taken (one room)")].concat();
     let (stale, sent) = verdict(&server, &script);
-    let ceiling = pgb.rounds(10, |r| vec![("slot", r as i64)]);
+    let ceiling = pgb.rounds(10).await;
     Row {
         name: "booking contention (20 at once, one room)".into(),
         clients: 20,
@@ -69,6 +73,7 @@ pub async fn contention(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
         stale,
         statements_per_request: Some(statements),
         cpu: None,
+        ceiling_pg_cores: None,
         notes: format!(
             "rounds other than 1 × 201 + 19 × 409: {bad_rounds}; slowest {:.1} ms; pgbench: 10 rounds of 20 \
              transactions for one slot started together (yeyak's bulkhead lets {ADMITTED} of the 20 into the \
@@ -106,11 +111,13 @@ pub async fn races(fleet: &Arc<Fleet>, sample: &ServerSample) -> (Row, Run) {
     let statements = (fleet.metric_sum("yeyak_db_statements_total").await - before) / all.total() as f64;
     // The same shape: 100 trials of one A+B and one B+C transaction for one
     // slot, started together; client 0 (or `flip`) books QA+QB, the other QB+QC.
-    let pgb = Pgbench::new(&fleet.db_url(), BOOKING2_SQL, 2, SECONDS).var("flip", 0);
-    let script = [pgb.sample(1, &[("slot", 200), ("flip", 0)]), pgb.sample(1, &[("slot", 200), ("flip", 1)])].concat();
+    let script = format!("{ROUND_SLOT}{BOOKING2_SQL}");
+    let pgb = Pgbench::new(&fleet.db_url(), script, 2, SECONDS).var("flip", 0).var("slot_base", 0).var("step", 1);
+    let fixed = |flip| [("slot_base", 200), ("step", 0), ("flip", flip)];
+    let script = [pgb.sample(1, &fixed(0)), pgb.sample(1, &fixed(1))].concat();
     let server = [sample.get("booking (A+B)"), sample.get("booking, slot taken (B+C)")].concat();
     let (stale, sent) = verdict(&server, &script);
-    let ceiling = pgb.rounds(100, |r| vec![("slot", r as i64)]);
+    let ceiling = pgb.rounds(100).await;
     let row = Row {
         name: "A+B vs B+C races (pairs at once)".into(),
         clients: 2,
@@ -122,6 +129,7 @@ pub async fn races(fleet: &Arc<Fleet>, sample: &ServerSample) -> (Row, Run) {
         stale,
         statements_per_request: Some(statements),
         cpu: None,
+        ceiling_pg_cores: None,
         notes: format!(
             "trials other than 201 + 409: {bad}; loser p50 {:.1} ms, max {:.1} ms; pgbench: 100 pairs started \
              together, one slot each; statements: A+B winner + B+C loser",
@@ -151,11 +159,12 @@ pub async fn distinct_bookings(fleet: &Arc<Fleet>, clients: usize, sample: Optio
     );
     let pgb_clients = clients.min(ADMITTED);
     let pgb = Pgbench::new(&fleet.db_url(), script, pgb_clients, SECONDS);
-    let (ceiling, sent, stale) = if with_ceiling {
+    let (ceiling, ceiling_pg_cores, sent, stale) = if with_ceiling {
         let (stale, sent) = verdict(sample.map(|s| s.get("booking (one room)")).unwrap_or(&[]), &pgb.sample(1, &[]));
-        (Some(pgb.tps()), Some(sent), stale)
+        let (tps, cores) = pgb.tps_and_cores();
+        (Some(tps), Some(cores), Some(sent), stale)
     } else {
-        (None, None, None)
+        (None, None, None, None)
     };
     Row {
         name: "bookings on distinct slots".into(),
@@ -168,6 +177,7 @@ pub async fn distinct_bookings(fleet: &Arc<Fleet>, clients: usize, sample: Optio
         stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: run.statuses_text(),
         run,
     }
