@@ -365,26 +365,35 @@ async fn main() {
          generator while the HTTP load ran, as cores kept busy on average and as CPU milliseconds per request; and \
          of every `postgres` process while pgbench ran the ceiling (sampled every 100 ms so that its backends, which \
          exit with it, are counted; over pgbench's wall time, connections included). The machine has {cores} \
-         cores; the last three columns put PostgreSQL under the HTTP load beside PostgreSQL under pgbench.\n"
+         cores. A unit is what the rate counts: a request, or for the chains a hand-off (cancel, read, accept: 3 \
+         requests; pgbench's hand-off is the cancel and the accept). Since pgbench's rate is PostgreSQL's cores over \
+         its CPU per transaction, HTTP / ceiling ≈ (a) × (b) (the meter and the rate time slightly different spans): (a) how much of the CPU PostgreSQL had under pgbench it \
+         gets beside yeyak and the load generator, (b) how much more CPU PostgreSQL spends per unit over HTTP than \
+         per pgbench transaction.\n"
     );
     md.push_str(
-        "| scenario | PostgreSQL cores | yeyak cores | load client cores | PostgreSQL ms/request | yeyak ms/request | PostgreSQL cores under pgbench | PostgreSQL ms per pgbench transaction | HTTP / ceiling |\n",
+        "| scenario | PostgreSQL cores | yeyak cores | load client cores | PostgreSQL ms per unit | yeyak ms per unit | PostgreSQL cores under pgbench | PostgreSQL ms per pgbench transaction | PostgreSQL's cores, HTTP / pgbench (a) | PostgreSQL ms, pgbench / HTTP (b) | a × b | HTTP / ceiling |\n",
     );
-    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for r in main_rows.iter().filter(|r| r.cpu.is_some()) {
         let cpu = r.cpu.unwrap();
         let (pg, app, client) = cpu.cores();
         let n = r.run.total().max(1) as f64;
+        let pg_ms = cpu.postgres * 1000.0 / n;
         let under = r.ceiling_pg_cores;
         let per_tx = under.zip(r.ceiling).map(|(c, t)| c * 1000.0 / t);
+        let share = under.map(|u| pg / u);
+        let work = per_tx.map(|t| t / pg_ms);
         let _ = writeln!(
             md,
-            "| {} | {pg:.2} | {app:.2} | {client:.2} | {:.2} | {:.2} | {} | {} | {} |",
+            "| {} | {pg:.2} | {app:.2} | {client:.2} | {pg_ms:.2} | {:.2} | {} | {} | {} | {} | {} | {} |",
             r.name,
-            cpu.postgres * 1000.0 / n,
             cpu.yeyak * 1000.0 / n,
             fmt_opt(under, 2),
             fmt_opt(per_tx, 2),
+            fmt_opt(share, 2),
+            fmt_opt(work, 2),
+            fmt_opt(share.zip(work).map(|(a, b)| a * b), 2),
             fmt_opt(r.ratio(), 2),
         );
     }
