@@ -2,13 +2,17 @@
 //!
 //! Starts yeyak as real processes (the release binary) on fresh databases,
 //! drives HTTP load from this process with bounded request counts and time,
-//! runs pgbench with the same statements beside every write scenario, scales
+//! runs pgbench with the same statements beside every write scenario (checked
+//! at bench time against what PostgreSQL logs for one request of each kind,
+//! `capture`; a stale script yields no ratio and fails the run), scales
 //! out to 2 and 3 processes, measures the cost experiments, and writes
 //! `target/bench/report.md` with SVG charts next to it.
 //!
-//! Needs PostgreSQL (`BENCH_PG`, default `postgres://postgres@127.0.0.1:5432`)
-//! and `pgbench`; Redis on 127.0.0.1:6379 for the one Redis row (skipped
-//! without it).
+//! Needs PostgreSQL (`BENCH_PG`, default `postgres://postgres@127.0.0.1:5432`,
+//! a superuser) with its log readable (`BENCH_PG_LOG`) and `pgbench`; Redis
+//! on 127.0.0.1:6379 for the one Redis row (skipped without it).
+//! `REPORT_PUBLISH=1` writes the report into `docs/PERFORMANCE.md`;
+//! `REPORT_CAPTURE_ONLY=1` only captures the statements (`statements.md`).
 
 mod capture;
 mod chart;
