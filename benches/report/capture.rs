@@ -252,6 +252,15 @@ pub fn check_shapes() {
         assert_eq!(shape("UPDATE \"idempotency_record\" SET \"state\" = $1"), "UPDATE idempotency_record");
         assert_eq!(shape("RELEASE SAVEPOINT diesel_savepoint_1"), "RELEASE SAVEPOINT");
     }
+    // And the comparison: a statement missing, one of another shape, a
+    // transaction missing are all stale; the same statements with other
+    // values and column lists are not.
+    let t = |v: &[&str]| vec![v.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    let server = t(&["BEGIN", "INSERT INTO \"booking_event\" (a) VALUES ($1)", "COMMIT"]);
+    assert!(compare(&server, &t(&["BEGIN", "INSERT INTO booking_event (a, b) VALUES (1, 2)", "COMMIT"])).is_none());
+    assert!(compare(&server, &t(&["BEGIN", "COMMIT"])).is_some());
+    assert!(compare(&server, &t(&["BEGIN", "INSERT INTO notification_outbox (a) VALUES (1)", "COMMIT"])).is_some());
+    assert!(compare(&server, &[]).is_some());
 }
 
 /// The transactions one request of each kind sends, captured from the log of
