@@ -94,3 +94,39 @@ impl Meter {
         }
     }
 }
+
+/// CPU ticks of every live process named `comm`, by pid.
+fn ticks_by_pid(comm: &str) -> std::collections::HashMap<u32, u64> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    for entry in dir.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if let Some((c, t)) = read_stat(&entry.path().join("stat")) {
+            if c == comm {
+                out.insert(pid, t);
+            }
+        }
+    }
+    out
+}
+
+/// CPU time of `postgres` processes while a child process runs, counting
+/// backends that start and exit meanwhile (pgbench's own connections):
+/// sampled every 100 ms, so a backend's last 100 ms before it exits may be
+/// missed. Returns (PostgreSQL CPU seconds, wall seconds).
+pub fn postgres_while(child: &mut std::process::Child) -> (f64, f64) {
+    let at = Instant::now();
+    let base = ticks_by_pid("postgres");
+    let mut last = base.clone();
+    loop {
+        for (pid, t) in ticks_by_pid("postgres") {
+            last.insert(pid, t);
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let used: u64 = last.iter().map(|(pid, t)| t.saturating_sub(base.get(pid).copied().unwrap_or(0))).sum();
+    (used as f64 / clock_ticks(), at.elapsed().as_secs_f64())
+}

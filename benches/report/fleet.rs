@@ -32,11 +32,21 @@ pub struct Settings {
     /// SQL run after migration and before the processes start (rooms are
     /// read once at start-up).
     pub seed_sql: Option<String>,
+    /// Every statement of the database to PostgreSQL's log (set before the
+    /// processes connect; see `capture`).
+    pub log_statements: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { processes: 1, pool_size: 16, sweep_interval_ms: 2000, extra_env: Vec::new(), seed_sql: None }
+        Settings {
+            processes: 1,
+            pool_size: 16,
+            sweep_interval_ms: 2000,
+            extra_env: Vec::new(),
+            seed_sql: None,
+            log_statements: false,
+        }
     }
 }
 
@@ -63,6 +73,9 @@ impl Fleet {
         yeyak::db::bootstrap::prepare(&fleet.db_url()).await.expect("database created and migrated");
         if let Some(sql) = &settings.seed_sql {
             fleet.sql(sql).await;
+        }
+        if settings.log_statements {
+            fleet.sql(&format!("ALTER DATABASE \"{}\" SET log_statement = 'all'", fleet.db)).await;
         }
         for _ in 0..settings.processes {
             let port = free_port();

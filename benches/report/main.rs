@@ -2,14 +2,19 @@
 //!
 //! Starts yeyak as real processes (the release binary) on fresh databases,
 //! drives HTTP load from this process with bounded request counts and time,
-//! runs pgbench with the same statements beside every write scenario, scales
+//! runs pgbench with the same statements beside every write scenario (checked
+//! at bench time against what PostgreSQL logs for one request of each kind,
+//! `capture`; a stale script yields no ratio and fails the run), scales
 //! out to 2 and 3 processes, measures the cost experiments, and writes
 //! `target/bench/report.md` with SVG charts next to it.
 //!
-//! Needs PostgreSQL (`BENCH_PG`, default `postgres://postgres@127.0.0.1:5432`)
-//! and `pgbench`; Redis on 127.0.0.1:6379 for the one Redis row (skipped
-//! without it).
+//! Needs PostgreSQL (`BENCH_PG`, default `postgres://postgres@127.0.0.1:5432`,
+//! a superuser) with its log readable (`BENCH_PG_LOG`) and `pgbench`; Redis
+//! on 127.0.0.1:6379 for the one Redis row (skipped without it).
+//! `REPORT_PUBLISH=1` writes the report into `docs/PERFORMANCE.md`;
+//! `REPORT_CAPTURE_ONLY=1` only captures the statements (`statements.md`).
 
+mod capture;
 mod chart;
 mod cpu;
 mod fleet;
@@ -27,7 +32,7 @@ use serde_json::json;
 
 use fleet::{Fleet, Settings};
 use load::{drive, Req};
-use scenarios::{Row, CLIENTS, SECONDS};
+use scenarios::{Row, ADMITTED, CLIENTS, SECONDS};
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
     match v {
@@ -38,13 +43,17 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 
 fn summary_table(md: &mut String, rows: &[&Row]) {
     md.push_str(
-        "| scenario | clients | requests | rate | p50 ms | p90 ms | p99 ms | max ms | SQL ceiling (pgbench tps) | HTTP / ceiling | statements per request |\n",
+        "| scenario | clients | requests | rate | p50 ms | p90 ms | p99 ms | max ms | SQL ceiling (pgbench tps) | pgbench clients | HTTP / ceiling | statements per request (measured) | statements per transaction: request / script (logged) |\n",
     );
-    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for r in rows {
+        let ratio = match &r.stale {
+            Some(_) => "stale script".to_string(),
+            None => fmt_opt(r.ratio(), 2),
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.0} {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} |",
+            "| {} | {} | {} | {:.0} {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {} | {} |",
             r.name,
             r.clients,
             r.run.total(),
@@ -55,8 +64,10 @@ fn summary_table(md: &mut String, rows: &[&Row]) {
             r.run.ms(0.99),
             r.run.ms(1.0),
             fmt_opt(r.ceiling, 0),
-            fmt_opt(r.ratio(), 2),
+            r.ceiling_clients.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
+            ratio,
             fmt_opt(r.statements_per_request, 1),
+            r.sent.as_deref().unwrap_or("–"),
         );
     }
 }
@@ -70,18 +81,72 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
+/// The first three fields of `/proc/loadavg`.
+fn loadavg() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().take(3).collect::<Vec<_>>().join(", ")
+}
+
 fn redis_reachable() -> bool {
     std::net::TcpStream::connect_timeout(&"127.0.0.1:6379".parse().unwrap(), std::time::Duration::from_millis(200))
         .is_ok()
 }
 
+/// `REPORT_PUBLISH=1`: the report becomes the "Latest report" section of
+/// `docs/PERFORMANCE.md` (between its `LATEST` markers, headings one level
+/// down), its charts and `statements.md` go to `docs/perf/`. That section is
+/// only ever written this way.
+fn publish(md: &str, out: &std::path::Path) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let doc_path = root.join("docs/PERFORMANCE.md");
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    let start = "<!-- LATEST:start (generated from target/bench/report.md by REPORT_PUBLISH=1; do not edit) -->";
+    let (head, rest) = doc.split_once("<!-- LATEST:start").expect("LATEST:start in docs/PERFORMANCE.md");
+    let (_, tail) = rest.split_once("<!-- LATEST:end -->").expect("LATEST:end in docs/PERFORMANCE.md");
+    let mut body = String::new();
+    for (i, line) in md.lines().enumerate() {
+        let line = if i == 0 {
+            "## Latest report".to_string()
+        } else if line.starts_with('#') {
+            format!("#{line}")
+        } else {
+            line.replace("](statements.md)", "](perf/statements.md)")
+        };
+        let line = if line.starts_with("![") { line.replacen("](", "](perf/", 1) } else { line };
+        body.push_str(&line);
+        body.push('\n');
+    }
+    let doc = format!("{head}{start}\n{}\n<!-- LATEST:end -->{tail}", body.trim_end());
+    std::fs::write(&doc_path, doc).unwrap();
+    let perf = root.join("docs/perf");
+    std::fs::create_dir_all(&perf).unwrap();
+    for entry in std::fs::read_dir(out).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.ends_with(".svg") || name == "statements.md" {
+            std::fs::copy(entry.path(), perf.join(&name)).unwrap();
+        }
+    }
+    println!("published: {}", doc_path.display());
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let started = Instant::now();
+    let load_at_start = loadavg();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&out).unwrap();
     let step = |what: &str| eprintln!("[{:>5.1} s] {what}", started.elapsed().as_secs_f64());
+
+    // ---- what one request of each kind sends, from PostgreSQL's log
+    step("statements per request, from PostgreSQL's log");
+    capture::check_shapes();
+    let sample = capture::server_sample().await;
+    std::fs::write(out.join("statements.md"), sample.text()).unwrap();
+    if std::env::var("REPORT_CAPTURE_ONLY").is_ok() {
+        println!("statements: {}", out.join("statements.md").display());
+        return;
+    }
 
     // ---- the main run: one process, every write scenario with its ceiling
     step("main fleet: one process");
@@ -102,19 +167,19 @@ async fn main() {
     })
     .await;
     step("booking contention");
-    let contention = scenarios::rooms::contention(&fleet).await;
+    let contention = scenarios::rooms::contention(&fleet, &sample).await;
     step("A+B / B+C races");
-    let (races, losers) = scenarios::rooms::races(&fleet).await;
+    let (races, losers) = scenarios::rooms::races(&fleet, &sample).await;
     step("bookings on distinct slots");
-    let distinct = scenarios::rooms::distinct_bookings(&fleet, CLIENTS, true).await;
+    let distinct = scenarios::rooms::distinct_bookings(&fleet, CLIENTS, Some(&sample)).await;
     step("holds on distinct resources");
-    let holds = scenarios::capacity::holds_distinct(&fleet, CLIENTS, true).await;
+    let holds = scenarios::capacity::holds_distinct(&fleet, CLIENTS, Some(&sample)).await;
     step("holds on one hot resource");
-    let hot = scenarios::capacity::holds_hot(&fleet).await;
+    let hot = scenarios::capacity::holds_hot(&fleet, &sample).await;
     step("replays");
-    let replays = scenarios::capacity::replays(&fleet).await;
+    let replays = scenarios::capacity::replays(&fleet, &sample).await;
     step("waitlist hand-off chains");
-    let chains = scenarios::capacity::handoff_chains(&fleet, 8, 300).await;
+    let chains = scenarios::capacity::handoff_chains(&fleet, 8, 300, &sample).await;
     let (main_broken, _) = fleet.consistency().await;
     if let Ok(fleet) = Arc::try_unwrap(fleet) {
         fleet.stop().await;
@@ -122,7 +187,7 @@ async fn main() {
 
     step("sweeper backlog drain");
     let drain_fleet = Arc::new(Fleet::start(&Settings { sweep_interval_ms: 250, ..Settings::default() }).await);
-    let drain = scenarios::drain::drain(&drain_fleet, 500).await;
+    let drain = scenarios::drain::drain(&drain_fleet, 500, &sample).await;
     if let Ok(f) = Arc::try_unwrap(drain_fleet) {
         f.stop().await;
     }
@@ -247,31 +312,45 @@ async fn main() {
     );
 
     // ---- report
+    let stale: Vec<String> =
+        main_rows.iter().filter_map(|r| r.stale.as_ref().map(|s| format!("{}: {s}", r.name))).collect();
     let mut md = String::new();
     let _ = writeln!(md, "# yeyak performance report\n");
     let _ = writeln!(
         md,
         "Generated by `cargo bench --bench report` at {} (commit {}), {} CPU cores, PostgreSQL {pg_version}; \
          took {:.0} s. yeyak runs as separate processes (release build), the HTTP clients and pgbench run on the \
-         same machine, so every number shares the same cores. Compare figures within this report, not across runs.\n",
+         same machine, so every number shares the same cores. Load average (1, 5, 15 min) at the start {load_at_start}, \
+         at the end {}: anything above what this run itself adds is other work on the machine (builds, tests) taking \
+         the same cores. Compare figures within this report, not across runs.\n",
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         command_output("git", &["rev-parse", "--short", "HEAD"]),
         cores,
         // Only writing the file is left to do.
         started.elapsed().as_secs_f64(),
+        loadavg(),
     );
     let _ = writeln!(md, "## Write scenarios and their SQL ceilings (one process, default settings: pool 16)\n");
     let _ = writeln!(
         md,
-        "Each scenario runs at most {SECONDS} s; the ceiling is pgbench (`-M prepared -j 2`) running the statements \
-         one request of that kind sends (`benches/report/sql/`) at the same concurrency on the same database. \
-         Rates count successful commands, except the contention rows, which count every answer (one 201 and \
-         nineteen 409s per round are all correct answers).\n"
+        "Each scenario runs at most {SECONDS} s. The ceiling is pgbench (`-M prepared -j 2`) running the statements \
+         one request of that kind sends (`benches/report/sql/`) on the same database, with as many clients as yeyak \
+         lets into PostgreSQL at once ({ADMITTED}: the bulkhead admits pool 16 less the background lane's 2; more \
+         HTTP clients wait at the bulkhead), and in the same shape: the contention and A+B/B+C ceilings are barrier \
+         rounds like the HTTP ones (every transaction of a round for one slot, started together, a fresh slot per \
+         round), not a stream of random slots. Before each ceiling, PostgreSQL's log gives the statements of one \
+         request (a fleet of its own with `log_statement = all`) and of one transaction of the script (the same \
+         setting for that pgbench session); the last column counts them, and where their sequences differ the \
+         ratio reads \"stale script\" and the run fails. The statements themselves: [statements.md](statements.md). Rates count successful commands, except the contention and race rows, which count every \
+         answer (one 201 and nineteen 409s per round are all correct answers).\n"
     );
     summary_table(&mut md, &main_rows);
     md.push('\n');
     for r in &main_rows {
         let _ = writeln!(md, "- **{}**: {}; statuses {}", r.name, r.notes, r.run.statuses_text());
+        if let Some(stale) = &r.stale {
+            let _ = writeln!(md, "  - **{stale}**");
+        }
     }
     let _ = writeln!(
         md,
@@ -287,21 +366,39 @@ async fn main() {
     let _ = writeln!(
         md,
         "CPU time (user + system, from `/proc`) of every `postgres` process, every `yeyak` process and this load \
-         generator while the HTTP load ran, as cores kept busy on average and as CPU milliseconds per request. The \
-         machine has {cores} cores.\n"
+         generator while the HTTP load ran, as cores kept busy on average and as CPU milliseconds per request; and \
+         of every `postgres` process while pgbench ran the ceiling (sampled every 100 ms so that its backends, which \
+         exit with it, are counted; over pgbench's wall time, connections included). The machine has {cores} \
+         cores. A unit is what the rate counts: a request, or for the chains a hand-off (cancel, read, accept: 3 \
+         requests; pgbench's hand-off is the cancel and the accept). Since pgbench's rate is PostgreSQL's cores over \
+         its CPU per transaction, HTTP / ceiling ≈ (a) × (b) (the meter and the rate time slightly different spans): (a) how much of the CPU PostgreSQL had under pgbench it \
+         gets beside yeyak and the load generator, (b) how much more CPU PostgreSQL spends per unit over HTTP than \
+         per pgbench transaction.\n"
     );
-    md.push_str("| scenario | PostgreSQL cores | yeyak cores | load client cores | PostgreSQL ms/request | yeyak ms/request |\n");
-    md.push_str("| --- | --- | --- | --- | --- | --- |\n");
+    md.push_str(
+        "| scenario | PostgreSQL cores | yeyak cores | load client cores | PostgreSQL ms per unit | yeyak ms per unit | PostgreSQL cores under pgbench | PostgreSQL ms per pgbench transaction | PostgreSQL's cores, HTTP / pgbench (a) | PostgreSQL ms, pgbench / HTTP (b) | a × b | HTTP / ceiling |\n",
+    );
+    md.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for r in main_rows.iter().filter(|r| r.cpu.is_some()) {
         let cpu = r.cpu.unwrap();
         let (pg, app, client) = cpu.cores();
         let n = r.run.total().max(1) as f64;
+        let pg_ms = cpu.postgres * 1000.0 / n;
+        let under = r.ceiling_pg_cores;
+        let per_tx = under.zip(r.ceiling).map(|(c, t)| c * 1000.0 / t);
+        let share = under.map(|u| pg / u);
+        let work = per_tx.map(|t| t / pg_ms);
         let _ = writeln!(
             md,
-            "| {} | {pg:.2} | {app:.2} | {client:.2} | {:.2} | {:.2} |",
+            "| {} | {pg:.2} | {app:.2} | {client:.2} | {pg_ms:.2} | {:.2} | {} | {} | {} | {} | {} | {} |",
             r.name,
-            cpu.postgres * 1000.0 / n,
-            cpu.yeyak * 1000.0 / n
+            cpu.yeyak * 1000.0 / n,
+            fmt_opt(under, 2),
+            fmt_opt(per_tx, 2),
+            fmt_opt(share, 2),
+            fmt_opt(work, 2),
+            fmt_opt(share.zip(work).map(|(a, b)| a * b), 2),
+            fmt_opt(r.ratio(), 2),
         );
     }
     md.push('\n');
@@ -311,9 +408,10 @@ async fn main() {
         md,
         "{} resources of capacity 4, all full of holds that expired a second ago and each with one waiter, appear in \
          one transaction while 8 clients keep taking holds elsewhere. Sweep interval 250 ms (default 2,000 ms), at \
-         most 32 resources per tick, one transaction per resource. Drained in {:.1} s ({:.0} resources/s); pgbench \
-         running the sweeper's per-resource transaction one at a time: {:.0} resources/s. Invariants broken after the \
-         drain: {}.\n",
+         most 32 resources per tick, one transaction per resource, up to 4 resources at once. Drained in {:.1} s \
+         ({:.0} resources/s); pgbench running the sweeper's per-resource transaction on 4 clients (as the sweeper \
+         settles 4 at once), each resource once, without the 8 clients' load: {:.0} resources/s. Invariants broken \
+         after the drain: {}.\n",
         drain.resources,
         drain.drain_secs,
         drain.row.rate,
@@ -390,4 +488,12 @@ async fn main() {
     let report = out.join("report.md");
     std::fs::write(&report, md).unwrap();
     println!("report: {}", report.display());
+    if std::env::var("REPORT_PUBLISH").is_ok() && stale.is_empty() {
+        publish(&std::fs::read_to_string(&report).unwrap(), &out);
+    }
+    assert!(
+        stale.is_empty(),
+        "pgbench scripts that no longer send what their request sends (no ratio printed):\n{}",
+        stale.join("\n")
+    );
 }

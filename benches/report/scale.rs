@@ -25,8 +25,8 @@ pub async fn scale_out(processes: usize, clients: usize, pool_size: u32) -> Scal
     // Let every process run at least one sweeper tick (default 2 s), so that
     // the gate has been tried by all of them.
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-    let holds = holds_distinct(&fleet, clients, false).await;
-    let bookings = distinct_bookings(&fleet, clients, false).await;
+    let holds = holds_distinct(&fleet, clients, None).await;
+    let bookings = distinct_bookings(&fleet, clients, None).await;
     let leaders = fleet.metric_sum("yeyak_sweeper_leader").await;
     let (broken, _) = fleet.consistency().await;
     if let Ok(fleet) = Arc::try_unwrap(fleet) {
@@ -38,7 +38,7 @@ pub async fn scale_out(processes: usize, clients: usize, pool_size: u32) -> Scal
 /// Holds on distinct resources with `settings` on a fresh fleet.
 pub async fn holds_with(settings: Settings, clients: usize) -> Row {
     let fleet = Arc::new(Fleet::start(&settings).await);
-    let row = holds_distinct(&fleet, clients, false).await;
+    let row = holds_distinct(&fleet, clients, None).await;
     if let Ok(fleet) = Arc::try_unwrap(fleet) {
         fleet.stop().await;
     }

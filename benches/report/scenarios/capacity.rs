@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{counted, resources, Row, CLIENTS, SECONDS};
+use super::{counted, resources, verdict, Row, ADMITTED, CLIENTS, SECONDS};
+use crate::capture::ServerSample;
 use crate::cpu::Meter;
 use crate::fleet::Fleet;
 use crate::load::{self, drive, Req, Run};
@@ -18,7 +19,7 @@ const HANDOFF_SQL: &str = include_str!("../sql/handoff.sql");
 
 /// Holds on one resource per client (a fresh resource each and keys of
 /// their own, so the scenario can run several times on one fleet).
-pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bool) -> Row {
+pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, sample: Option<&ServerSample>) -> Row {
     let tag = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let ids = Arc::new(resources(fleet, &format!("hd{tag}"), clients, 1_000_000).await);
     let (d, t) = (ids.clone(), tag.clone());
@@ -29,12 +30,17 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bo
         }),
     )
     .await;
-    let ceiling = if with_ceiling {
-        let pgb = resources(fleet, &format!("pd{tag}"), clients, 1_000_000).await;
-        let script = format!("\\set rid :base + :client_id\n{HOLD_SQL}");
-        Some(Pgbench::new(&fleet.db_url(), script, clients, SECONDS).var("base", pgb[0]).tps())
-    } else {
-        None
+    let pgb_clients = clients.min(ADMITTED);
+    let (ceiling, ceiling_pg_cores, sent, stale) = match sample {
+        Some(sample) => {
+            let ids = resources(fleet, &format!("pd{tag}"), clients, 1_000_000).await;
+            let script = format!("\\set rid :base + :client_id\n{HOLD_SQL}");
+            let pgb = Pgbench::new(&fleet.db_url(), script, pgb_clients, SECONDS).var("base", ids[0]);
+            let (stale, sent) = verdict(sample.get("hold"), &pgb.sample(1, &[]));
+            let (tps, cores) = pgb.tps_and_cores();
+            (Some(tps), Some(cores), Some(sent), stale)
+        }
+        None => (None, None, None, None),
     };
     Row {
         name: "holds on distinct resources".into(),
@@ -42,14 +48,18 @@ pub async fn holds_distinct(fleet: &Arc<Fleet>, clients: usize, with_ceiling: bo
         rate: run.per_second(201),
         unit: "holds/s",
         ceiling,
+        ceiling_clients: sample.map(|_| pgb_clients),
+        sent,
+        stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: format!("{}; keys {tag}-<client>-<n>", run.statuses_text()),
         run,
     }
 }
 
-pub async fn holds_hot(fleet: &Arc<Fleet>) -> Row {
+pub async fn holds_hot(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
     let hot = resources(fleet, "hot", 1, 1_000_000).await[0];
     let (run, statements, cpu) = counted(
         fleet,
@@ -60,22 +70,29 @@ pub async fn holds_hot(fleet: &Arc<Fleet>) -> Row {
     .await;
     let pgb = resources(fleet, "pgb-hot", 1, 1_000_000).await[0];
     let script = format!("\\set rid :base\n{HOLD_SQL}");
-    let ceiling = Pgbench::new(&fleet.db_url(), script, CLIENTS, SECONDS).var("base", pgb).tps();
+    let pgb = Pgbench::new(&fleet.db_url(), script, ADMITTED, SECONDS).var("base", pgb);
+    let (stale, sent) = verdict(sample.get("hold"), &pgb.sample(1, &[]));
+    let (ceiling, cores) = pgb.tps_and_cores();
+    let ceiling_pg_cores = Some(cores);
     Row {
         name: "holds on one hot resource".into(),
         clients: CLIENTS,
         rate: run.per_second(201),
         unit: "holds/s",
         ceiling: Some(ceiling),
+        ceiling_clients: Some(ADMITTED),
+        sent: Some(sent),
+        stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: run.statuses_text(),
         run,
     }
 }
 
 /// Replays of holds stored before (same key, owner and body).
-pub async fn replays(fleet: &Arc<Fleet>) -> Row {
+pub async fn replays(fleet: &Arc<Fleet>, sample: &ServerSample) -> Row {
     let ids = Arc::new(resources(fleet, "replay", CLIENTS, 1_000_000).await);
     let stored = 20;
     let d = ids.clone();
@@ -102,15 +119,22 @@ pub async fn replays(fleet: &Arc<Fleet>) -> Row {
                FROM generate_series(1, 1000) g",
         )
         .await;
-    let ceiling = Pgbench::new(&fleet.db_url(), REPLAY_SQL, CLIENTS, SECONDS).tps();
+    let pgb = Pgbench::new(&fleet.db_url(), REPLAY_SQL, ADMITTED, SECONDS);
+    let (stale, sent) = verdict(sample.get("hold replay"), &pgb.sample(1, &[]));
+    let (ceiling, cores) = pgb.tps_and_cores();
+    let ceiling_pg_cores = Some(cores);
     Row {
         name: "replays of stored holds".into(),
         clients: CLIENTS,
         rate: run.per_second(201),
         unit: "replays/s",
         ceiling: Some(ceiling),
+        ceiling_clients: Some(ADMITTED),
+        sent: Some(sent),
+        stale,
         statements_per_request: Some(statements),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: run.statuses_text(),
         run,
     }
@@ -119,7 +143,7 @@ pub async fn replays(fleet: &Arc<Fleet>) -> Row {
 /// Waitlist hand-off chains: on each of `chains` resources of capacity 1 the
 /// holder cancels, the first waiter reads its entry (to learn the offer) and
 /// accepts; the new holder cancels next. Latency is the whole step.
-pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -> Row {
+pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize, sample: &ServerSample) -> Row {
     let ids = resources(fleet, "chain", chains, 1).await;
     // The first holder of every chain, then the queue (untimed set-up).
     let mut holders = Vec::new();
@@ -204,15 +228,22 @@ pub async fn handoff_chains(fleet: &Arc<Fleet>, chains: usize, waiters: usize) -
         ))
         .await;
     let base = fleet.ids("SELECT min(id) AS id FROM capacity_resource WHERE name = 'pgb-chain'").await[0];
-    let ceiling = Pgbench::new(&fleet.db_url(), HANDOFF_SQL, chains, SECONDS).var("base", base).tps();
+    let pgb = Pgbench::new(&fleet.db_url(), HANDOFF_SQL, chains, SECONDS).var("base", base);
+    let (stale, sent) = verdict(sample.get("hand-off (cancel, then accept)"), &pgb.sample(1, &[]));
+    let (ceiling, cores) = pgb.tps_and_cores();
+    let ceiling_pg_cores = Some(cores);
     Row {
         name: format!("waitlist hand-off chains ({chains} chains)"),
         clients: chains,
         rate: run.total() as f64 / run.elapsed.as_secs_f64(),
         unit: "hand-offs/s",
         ceiling: Some(ceiling),
+        ceiling_clients: Some(chains),
+        sent: Some(sent),
+        stale,
         statements_per_request: Some(statements / 3.0),
         cpu: Some(cpu),
+        ceiling_pg_cores,
         notes: "one step = cancel + read entry + accept (3 requests); statements are per request".into(),
         run,
     }

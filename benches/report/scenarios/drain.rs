@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{resources, Row, SECONDS};
+use super::{resources, verdict, Row, SECONDS};
+use crate::capture::ServerSample;
 use crate::fleet::Fleet;
 use crate::load::{self, Req, Run};
 use crate::pgbench::Pgbench;
@@ -44,7 +45,7 @@ pub struct Drain {
 /// per-resource transaction on as many connections as the sweeper settles
 /// resources at once (`PARALLEL`, 4). It runs without the 8 load clients:
 /// the ceiling is the database alone, the HTTP side pays for the load.
-pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize) -> Drain {
+pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize, sample: &ServerSample) -> Drain {
     let load_ids = Arc::new(resources(fleet, "drain-load", 8, 1_000_000).await);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let started = Instant::now();
@@ -106,15 +107,17 @@ pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize) -> Drain {
 
     // The fleet's sweeper would sweep pgbench's backlog too.
     fleet.halt();
-    fleet.sql(&format!("{} CREATE SEQUENCE pgb_sweep;", backlog_sql("pgb-backlog", resources_n))).await;
+    // One resource more than the backlog: the first is the logged sample.
+    fleet.sql(&format!("{} CREATE SEQUENCE pgb_sweep;", backlog_sql("pgb-backlog", resources_n + 1))).await;
     let base = fleet.ids("SELECT min(id) AS id FROM capacity_resource WHERE name = 'pgb-backlog'").await[0];
     // Four clients, as the sweeper's per-resource path settles four at a
     // time; each takes a quarter of the backlog from the sequence.
     const SWEEPER_PARALLEL: usize = 4;
-    let ceiling = Pgbench::new(&fleet.db_url(), SWEEP_SQL, SWEEPER_PARALLEL, SECONDS)
+    let pgb = Pgbench::new(&fleet.db_url(), SWEEP_SQL, SWEEPER_PARALLEL, SECONDS)
         .transactions(resources_n.div_ceil(SWEEPER_PARALLEL))
-        .var("base", base)
-        .tps();
+        .var("base", base);
+    let (stale, sent) = verdict(sample.get("sweeper, one resource of the backlog"), &pgb.sample(1, &[]));
+    let ceiling = pgb.tps();
     Drain {
         row: Row {
             name: format!("sweeper backlog drain ({resources_n} resources, {} holds)", resources_n * 4),
@@ -122,8 +125,12 @@ pub async fn drain(fleet: &Arc<Fleet>, resources_n: usize) -> Drain {
             rate: resources_n as f64 / drain_secs,
             unit: "resources swept/s",
             ceiling: Some(ceiling),
+            ceiling_clients: Some(SWEEPER_PARALLEL),
+            sent: Some(sent),
+            stale,
             statements_per_request: None,
             cpu: None,
+            ceiling_pg_cores: None,
             notes: format!("latency = the 8 load clients' holds during the drain ({})", run.statuses_text()),
             run,
         },

@@ -13,6 +13,12 @@ use crate::load::Run;
 /// Seconds of each timed HTTP scenario and of each pgbench run.
 pub const SECONDS: u64 = 5;
 pub const CLIENTS: usize = 32;
+/// Commands yeyak lets into the database at once with default settings: the
+/// bulkhead's foreground lane, pool (16) less the background lane (2)
+/// (`src/admission/bulkhead.rs`). pgbench runs at most this many clients, so
+/// that both sides put the same number of transactions in PostgreSQL at once
+/// (more HTTP clients than this wait at the bulkhead, not in PostgreSQL).
+pub const ADMITTED: usize = 14;
 
 /// One line of the summary: what was measured and against which ceiling.
 pub struct Row {
@@ -24,15 +30,37 @@ pub struct Row {
     pub unit: &'static str,
     pub ceiling: Option<f64>,
     pub statements_per_request: Option<f64>,
+    /// pgbench's clients beside the ceiling.
+    pub ceiling_clients: Option<usize>,
+    /// Statements per transaction of one request and of its script, as
+    /// PostgreSQL logged them at bench time ("12 / 12").
+    pub sent: Option<String>,
+    /// Why the script is not the request's statements (no ratio then).
+    pub stale: Option<String>,
     /// Where the CPU went while the HTTP load ran.
     pub cpu: Option<Share>,
+    /// Cores PostgreSQL kept busy while pgbench ran the ceiling.
+    pub ceiling_pg_cores: Option<f64>,
     pub notes: String,
 }
 
 impl Row {
     pub fn ratio(&self) -> Option<f64> {
+        if self.stale.is_some() {
+            return None;
+        }
         self.ceiling.map(|c| self.rate / c)
     }
+}
+
+/// The script checked against the request: (stale, "server / script").
+pub fn verdict(server: &[Vec<String>], script: &[Vec<String>]) -> (Option<String>, String) {
+    let count = |t: &[Vec<String>]| t.iter().map(|x| x.len().to_string()).collect::<Vec<_>>().join("+");
+    let stale = crate::capture::compare(server, script);
+    if let Some(s) = &stale {
+        eprintln!("STALE pgbench script: {s}");
+    }
+    (stale, format!("{} / {}", count(server), count(script)))
 }
 
 /// Statements the fleet sent while `work` ran, per request it made, and the
