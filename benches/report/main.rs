@@ -141,7 +141,7 @@ async fn main() {
     // ---- what one request of each kind sends, from PostgreSQL's log
     step("statements per request, from PostgreSQL's log");
     capture::check_shapes();
-    let sample = capture::server_sample().await;
+    let sample = scenarios::sample::server_sample().await;
     std::fs::write(out.join("statements.md"), sample.text()).unwrap();
     if std::env::var("REPORT_CAPTURE_ONLY").is_ok() {
         println!("statements: {}", out.join("statements.md").display());

@@ -90,23 +90,6 @@ pub fn text(lang: Lang, key: &str, args: &HashMap<Cow<'static, str>, FluentValue
     (!text.contains("{$")).then_some(text)
 }
 
-/// Every key a catalogue holds, for the completeness test.
-pub fn keys(lang: Lang) -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/i18n/locales").join(lang.tag());
-    let mut keys = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let source = std::fs::read_to_string(entry.path()).unwrap_or_default();
-        for line in source.lines() {
-            let Some((key, _)) = line.split_once(" =") else { continue };
-            if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-                keys.push(key.to_owned());
-            }
-        }
-    }
-    keys.sort();
-    keys
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -283,7 +283,7 @@ async fn the_calendar_token_rotates_from_the_account_page() {
     let admin = Browser::new(&app);
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     let page = admin.get("/account").await;
-    let feed = |p: &Page| p.html.split("/ical/me.ics?token=").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let feed = Page::feed_token;
     let old = feed(&page);
     let ics = |token: String| {
         let app = &app;

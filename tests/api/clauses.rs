@@ -1,8 +1,8 @@
 //! SPEC clauses that had no test of their own (issue 25): deciding a pending
 //! booking (the admin's reject form, approve and reject racing), a series in
 //! a room that needs approval, the quota on a move, the feed window's
-//! bounds, a rotated calendar token on a second process, and the read pool
-//! behind the week page, the feeds and the reports.
+//! bounds, and a rotated calendar token on a second process (the read pool
+//! behind the week page, feeds and reports: `read_pool.rs`).
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use tokio::sync::Barrier;
 use yeyak::clock::Clock;
 
 use crate::helpers::*;
-use crate::web::{tomorrow, Browser, Page, ADMIN_PASSWORD, ADMIN_USER};
+use crate::web::{Browser, Page, ADMIN_PASSWORD, ADMIN_USER};
 
 async fn approval_room(app: &TestApp) {
     add_room(app, json!({"code": "P", "name": "임원 회의실", "approvalRequired": true})).await;
@@ -263,7 +263,7 @@ async fn feeds_run_from_thirty_days_back_to_three_hundred_sixty_five_ahead() {
         assert_eq!(status, StatusCode::CREATED, "{b}");
     }
     let page = admin.get("/account").await;
-    let token = page.html.split("/ical/me.ics?token=").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let token = page.feed_token();
     app.clock.set(later);
     let room = app.http.get(app.url(&format!("/ical/rooms/A.ics?token={token}"))).send().await.unwrap();
     assert_eq!(room.status(), StatusCode::OK);
@@ -279,7 +279,7 @@ async fn a_rotated_calendar_token_is_refused_at_once_by_another_process() {
     let admin = Browser::new(&app);
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     let page = admin.get("/account").await;
-    let feed = |p: &Page| p.html.split("/ical/me.ics?token=").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let feed = Page::feed_token;
     let old = feed(&page);
     let on_second = |token: String| {
         let second = &second;
@@ -291,65 +291,4 @@ async fn a_rotated_calendar_token_is_refused_at_once_by_another_process() {
     let new = feed(&rotated);
     assert_eq!(on_second(old).await, StatusCode::NOT_FOUND, "the old token is dead on the other process too");
     assert_eq!(on_second(new).await, StatusCode::OK);
-}
-
-#[tokio::test]
-async fn the_week_page_feeds_and_reports_read_the_standby() {
-    let standby = fresh_database().await;
-    let standby_url = format!("{PG_BASE}/{standby}");
-    let app = TestApp::spawn_with(|c| c.read_database_url = Some(standby_url)).await;
-    let admin = Browser::new(&app);
-    admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
-    let date = tomorrow(&app);
-    let booked = admin.book(&date, "복제 지연", "10:00", "11:00", &["A"]).await;
-    assert_eq!(booked.status, StatusCode::SEE_OTHER, "{}", booked.html);
-    // The primary has it…
-    assert_eq!(app.count("SELECT count(*) FROM reservation WHERE title = '복제 지연'").await, 1);
-    // …and none of these show it: they read the standby, which lags for ever.
-    let week = admin.get(&format!("/rooms/week?date={date}")).await;
-    assert_eq!(week.status, StatusCode::OK);
-    assert!(!week.html.contains("복제 지연"), "the week page reads the standby");
-    let token = {
-        let page = admin.get("/account").await;
-        page.html.split("/ical/me.ics?token=").nth(1).unwrap().split('"').next().unwrap().to_owned()
-    };
-    for feed in [format!("/ical/me.ics?token={token}"), format!("/ical/rooms/A.ics?token={token}")] {
-        let res = app.http.get(app.url(&feed)).send().await.unwrap();
-        assert_eq!(res.status(), StatusCode::OK, "{feed}");
-        assert!(!res.text().await.unwrap().contains("복제 지연"), "{feed} reads the standby");
-    }
-    let report = admin.get(&format!("/admin/reports?from={date}&to={date}")).await;
-    assert_eq!(report.status, StatusCode::OK);
-    let csv = app
-        .http
-        .get(app.url(&format!("/api/admin/reports/bookings.csv?from={date}&to={date}")))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(csv.status(), StatusCode::OK);
-    assert!(!csv.text().await.unwrap().contains("복제 지연"), "the bookings report reads the standby");
-    // Against the primary the same report has the booking (the check above can fail).
-    let plain = TestApp::spawn().await;
-    let (status, _) = body(
-        plain
-            .create_booking(
-                ADMIN,
-                "ops",
-                "r",
-                &booking("복제 지연", &["A"], &format!("{date}T10:00:00+09:00"), &format!("{date}T11:00:00+09:00")),
-            )
-            .await,
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let csv = plain
-        .http
-        .get(plain.url(&format!("/api/admin/reports/bookings.csv?from={date}&to={date}")))
-        .bearer_auth(ADMIN)
-        .send()
-        .await
-        .unwrap();
-    assert!(csv.text().await.unwrap().contains("복제 지연"), "without a standby the report shows it");
-    drop_database(&standby);
 }

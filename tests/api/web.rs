@@ -31,6 +31,11 @@ impl Page {
             .map(|c| c[prefix.len()..].split(';').next().unwrap().to_owned())
     }
 
+    /// The calendar token of the feed address `/account` shows.
+    pub fn feed_token(&self) -> String {
+        self.html.split("/ical/me.ics?token=").nth(1).expect("a feed address").split('"').next().unwrap().to_owned()
+    }
+
     /// The value of the first `name="…" value="…"` input.
     pub fn field(&self, name: &str) -> String {
         let marker = format!("name=\"{name}\" value=\"");

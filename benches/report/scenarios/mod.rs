@@ -5,6 +5,7 @@
 pub mod capacity;
 pub mod drain;
 pub mod rooms;
+pub mod sample;
 
 use crate::cpu::{Meter, Share};
 use crate::fleet::Fleet;
