@@ -99,8 +99,9 @@ async fn main() {
     let mut scan = Vec::new();
     for _ in 0..200 {
         let t = Instant::now();
-        let n =
-            yeyak::mail::reminders::enqueue_due(&mut conn, clock.now(), chrono::Duration::minutes(15)).await.unwrap();
+        let n = yeyak::outbox::reminders::enqueue(&mut conn, clock.now(), chrono::Duration::minutes(15), None)
+            .await
+            .unwrap();
         scan.push(t.elapsed());
         assert_eq!(n, 0);
     }
@@ -111,7 +112,8 @@ async fn main() {
         + chrono::Duration::hours(2)
         - chrono::Duration::minutes(10);
     let t = Instant::now();
-    let enqueued = yeyak::mail::reminders::enqueue_due(&mut conn, due_at, chrono::Duration::minutes(15)).await.unwrap();
+    let enqueued =
+        yeyak::outbox::reminders::enqueue(&mut conn, due_at, chrono::Duration::minutes(15), None).await.unwrap();
     let due_time = t.elapsed();
     println!("\n## Reminder scan at 10,000 upcoming bookings");
     println!("| tick | p50 ms | p99 ms | reminders enqueued |");

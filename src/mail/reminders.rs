@@ -2,15 +2,10 @@
 //! bookings starting within `YEYAK_REMINDER_MINUTES` (`outbox::reminders`
 //! says how, once for every process and every restart).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 
 use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::Conn;
-
-/// Enqueues due reminders; returns how many were new.
-pub async fn enqueue_due(conn: &mut Conn, now: DateTime<Utc>, ahead: Duration) -> diesel::QueryResult<usize> {
-    crate::outbox::reminders::enqueue(conn, now, ahead, None).await
-}
 
 pub static ENQUEUE: Operation = Operation::new("mail.enqueue_reminders", &[Role::System]);
 
@@ -32,6 +27,6 @@ impl Command for EnqueueReminders {
     }
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<usize, CommandError> {
-        Ok(enqueue_due(conn, ctx.now, self.ahead).await?)
+        Ok(crate::outbox::reminders::enqueue(conn, ctx.now, self.ahead, None).await?)
     }
 }
