@@ -197,6 +197,11 @@ pub struct Config {
     #[arg(long, env = "YEYAK_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<url::Url>,
 
+    /// Mail domain of the rooms' calendar addresses (`room-{code}@{domain}`,
+    /// SPEC §17); default the host of `YEYAK_PUBLIC_URL`, else `yeyak.local`.
+    #[arg(long, env = "YEYAK_ROOM_MAIL_DOMAIN")]
+    pub room_mail_domain: Option<String>,
+
     /// Trust `Forwarded` / `X-Forwarded-*` headers for the client address (set only
     /// behind a proxy that overwrites them).
     #[arg(long, env = "YEYAK_TRUST_PROXY", default_value_t = false, action = clap::ArgAction::Set)]

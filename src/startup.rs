@@ -186,6 +186,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         pipeline,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
+        room_mail_domain: config.room_mail_domain.clone().unwrap_or_else(|| calendar_host.clone()),
         calendar_host,
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,

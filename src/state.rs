@@ -33,6 +33,8 @@ pub struct AppState {
     pub catalogue: Arc<Catalogue>,
     /// Host of calendar UIDs and mail Message-IDs.
     pub calendar_host: String,
+    /// Domain of the rooms' calendar addresses (`YEYAK_ROOM_MAIL_DOMAIN`).
+    pub room_mail_domain: String,
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,
     pub admission: Arc<Admission>,

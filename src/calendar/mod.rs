@@ -1,6 +1,7 @@
 //! Calendars (SPEC §10): bookings as iCalendar text (`ics`), personal
 //! calendar tokens (`token`); the feed routes are `web::feeds`.
 
+pub mod address;
 pub mod ics;
 pub mod token;
 
