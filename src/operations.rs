@@ -40,6 +40,7 @@ pub static ALL: &[&Operation] = &[
     &crate::auth::commands::RESET_PASSWORD,
     &crate::auth::commands::CREATE_KEY,
     &crate::auth::commands::REVOKE_KEY,
+    &crate::auth::commands::SET_LANGUAGE,
     &crate::display::ISSUE,
     &crate::display::REVOKE,
 ];

@@ -61,6 +61,7 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/account", web::get().to(ui::account::account))
         .route("/account/password", web::post().to(ui::account::change_password))
         .route("/account/calendar-token", web::post().to(ui::account::rotate_calendar_token))
+        .route("/account/language", web::post().to(ui::account::choose_language))
         .route("/admin/approvals", web::get().to(ui::approvals::list))
         .route("/admin/approvals/{id}/approve", web::post().to(ui::approvals::approve))
         .route("/admin/approvals/{id}/reject", web::post().to(ui::approvals::reject))

@@ -51,6 +51,15 @@ impl Transport {
         }
     }
 
+    /// The remembered language of `?lang=` (SPEC §19).
+    pub fn lang_cookie(&self) -> &'static str {
+        if self.https {
+            "__Host-yeyak_lang"
+        } else {
+            "yeyak_lang"
+        }
+    }
+
     /// A cookie with SPEC §5's flags: HttpOnly, SameSite=Lax, path `/`, and
     /// `Secure` over https (which `__Host-` requires).
     pub fn cookie(&self, name: &'static str, value: String) -> Cookie<'static> {

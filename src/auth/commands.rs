@@ -1,5 +1,6 @@
-//! An admin's changes of accounts and keys (SPEC §13), as commands, so the
-//! admin role is the pipeline's check and not only the page's. None is run
+//! An admin's changes of accounts and keys (SPEC §13), and a person's own
+//! language (SPEC §19), as commands, so the role is the pipeline's check
+//! and not only the page's. None is run
 //! with an idempotency key: a new key's secret must exist only in its one
 //! answer, and the forms answer with the page, not a stored reply.
 //! Passwords are hashed by the door before the command (no connection is
@@ -20,6 +21,7 @@ pub static SET_DISABLED: Operation = Operation::new("staff.set_disabled", &[Role
 pub static RESET_PASSWORD: Operation = Operation::new("staff.reset_password", &[Role::Admin]);
 pub static CREATE_KEY: Operation = Operation::new("key.create", &[Role::Admin]).creates();
 pub static REVOKE_KEY: Operation = Operation::new("key.revoke", &[Role::Admin]);
+pub static SET_LANGUAGE: Operation = Operation::new("staff.set_language", &[Role::Staff, Role::Admin]);
 
 /// A person as a command answers: who was changed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -157,5 +159,31 @@ impl Command for RevokeKey {
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Option<KeyEntry>, CommandError> {
         Ok(keys::revoke(conn, self.id, ctx.now).await?)
+    }
+}
+
+/// A person chooses the language of their pages and mail. Always their
+/// own: the person is the principal's, never a field of the request.
+pub struct SetLanguage {
+    pub lang: crate::i18n::Lang,
+}
+
+impl Command for SetLanguage {
+    type Output = bool;
+
+    fn operation(&self) -> &'static Operation {
+        &SET_LANGUAGE
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "language": self.lang.tag() })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<bool, CommandError> {
+        // An admin API key is nobody's account.
+        let Some(id) = ctx.principal.staff_id() else {
+            return Err(ApiError::new(crate::error::ErrorCode::Forbidden, "only a person has a language").into());
+        };
+        Ok(staff::set_language(conn, id, Some(self.lang)).await?)
     }
 }

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 pub use super::hashing::{hash_password, verify_password};
 use crate::db::schema::{staff_session as session, staff_user as staff};
 use crate::db::Conn;
+use crate::i18n::Lang;
 
 /// How long a sign-in lasts.
 pub const SESSION_TTL_HOURS: i64 = 12;
@@ -21,10 +22,19 @@ pub struct StaffUser {
     pub username: String,
     pub display_name: String,
     pub is_admin: bool,
+    /// `ko` or `en` (the column's CHECK), or not chosen.
+    language: Option<String>,
 }
 
-const COLUMNS: (staff::id, staff::username, staff::display_name, staff::is_admin) =
-    (staff::id, staff::username, staff::display_name, staff::is_admin);
+impl StaffUser {
+    /// The language the person chose on `/account` (SPEC §19), if any.
+    pub fn language(&self) -> Option<Lang> {
+        self.language.as_deref().and_then(Lang::parse_exact)
+    }
+}
+
+const COLUMNS: (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language) =
+    (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language);
 
 /// Username rules: `[A-Za-z0-9._-]{1,64}`.
 pub fn valid_username(username: &str) -> bool {
@@ -252,6 +262,14 @@ pub async fn find_session(conn: &mut Conn, token: &str, now: DateTime<Utc>) -> Q
         .first(conn)
         .await
         .optional()
+}
+
+/// Stores a person's language (`None`: not chosen); `false` when there is
+/// no such person.
+pub async fn set_language(conn: &mut Conn, id: i64, lang: Option<Lang>) -> QueryResult<bool> {
+    let changed =
+        diesel::update(staff::table.find(id)).set(staff::language.eq(lang.map(Lang::tag))).execute(conn).await?;
+    Ok(changed == 1)
 }
 
 pub async fn end_session(conn: &mut Conn, token: &str) -> QueryResult<()> {

@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 use icalendar::{Calendar, Component, Event, EventLike, EventStatus, Property};
 
+use crate::i18n::{I18n, Lang};
 use crate::rooms::domain::Status;
 use crate::rooms::Booking;
 
@@ -69,12 +70,15 @@ fn utc(t: DateTime<Utc>) -> String {
     t.format("%Y%m%dT%H%M%SZ").to_string()
 }
 
-/// Who is shown as organizer and attendee, when known.
+/// Who is shown as organizer and attendee, when known, and the language
+/// of the texts yeyak writes (the reader's: the recipient of an invitation,
+/// the holder of a feed; SPEC §19).
 #[derive(Debug, Clone, Default)]
 pub struct People<'a> {
     /// The booking system's own address (invitations come from it).
     pub organizer: Option<(&'a str, &'a str)>,
     pub attendee: Option<(&'a str, &'a str)>,
+    pub lang: Lang,
 }
 
 /// What an event shows of a booking.
@@ -122,7 +126,7 @@ pub fn event(b: &Entry<'_>, host: &str, room_names: &str, people: &People<'_>) -
             Status::Pending => EventStatus::Tentative,
             Status::Cancelled | Status::Rejected => EventStatus::Cancelled,
         })
-        .description(&one_line(&format!("예약한 사람: {}", b.organizer)));
+        .description(&one_line(&I18n::new(people.lang).t1("ics-organizer", "name", b.organizer.as_ref())));
     if let Some((name, address)) = people.organizer {
         let mut p = Property::new("ORGANIZER", format!("mailto:{address}"));
         p.add_parameter("CN", &cn(name));
@@ -182,6 +186,7 @@ mod tests {
         let people = People {
             organizer: Some(("yeyak", "rooms@example.com")),
             attendee: Some(("김, 민지", "kim@example.com")),
+            lang: Lang::Ko,
         };
         let text = calendar(
             "t",
@@ -210,7 +215,7 @@ mod tests {
         let escaped = "a\\\\b\\;c\\,d:e\\nf\\ng\\nh";
         let mut b = booking(nasty, Status::Confirmed);
         b.organizer = nasty.into();
-        let people = People { organizer: None, attendee: Some((nasty, "kim@example.com")) };
+        let people = People { organizer: None, attendee: Some((nasty, "kim@example.com")), lang: Lang::Ko };
         let text = calendar(nasty, None, vec![event(&Entry::from(&b), "h", nasty, &people)]);
         let unfolded = text.replace("\r\n ", "");
         let lines: Vec<&str> = unfolded.split("\r\n").collect();
@@ -225,7 +230,7 @@ mod tests {
         }
         assert!(lines.iter().any(|l| l.starts_with("ATTENDEE;") && l.contains("CN=\"a\\b;c,d:efgh\"")), "{lines:#?}");
         for (name, quoted) in [("a:b", true), ("a;b", true), ("a,b", true), ("a b", false)] {
-            let people = People { organizer: Some((name, "r@example.com")), attendee: None };
+            let people = People { organizer: Some((name, "r@example.com")), attendee: None, lang: Lang::En };
             let text = calendar("n", None, vec![event(&Entry::from(&b), "h", "r", &people)]).replace("\r\n ", "");
             let want = if quoted { format!("CN=\"{name}\"") } else { format!("CN={name}") };
             assert!(text.contains(&format!(";{want}:")) || text.contains(&format!(";{want};")), "{name}: {text}");

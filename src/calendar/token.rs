@@ -32,20 +32,23 @@ pub struct Holder {
     pub id: i64,
     pub username: String,
     pub display_name: String,
+    /// The language the person chose: their feeds' words are in it.
+    pub lang: crate::i18n::Lang,
 }
 
 pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult<Option<Holder>> {
     let Some((id, sent)) = token.strip_prefix("yc_").and_then(|t| t.split_once('_')) else { return Ok(None) };
     let (Ok(id), Ok(sent)) = (id.parse::<i64>(), hex::decode(sent)) else { return Ok(None) };
-    let row: Option<(String, String, i32)> = staff::table
+    let row: Option<(String, String, i32, Option<String>)> = staff::table
         .find(id)
         .filter(staff::disabled_at.is_null())
-        .select((staff::username, staff::display_name, staff::calendar_generation))
+        .select((staff::username, staff::display_name, staff::calendar_generation, staff::language))
         .first(conn)
         .await
         .optional()?;
-    Ok(row.and_then(|(username, display_name, generation)| {
-        mac(secret, id, generation).verify_slice(&sent).ok().map(|_| Holder { id, username, display_name })
+    Ok(row.and_then(|(username, display_name, generation, language)| {
+        let lang = language.as_deref().and_then(crate::i18n::Lang::parse_exact).unwrap_or_default();
+        mac(secret, id, generation).verify_slice(&sent).ok().map(|_| Holder { id, username, display_name, lang })
     }))
 }
 

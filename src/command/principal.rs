@@ -133,15 +133,16 @@ impl Principal {
     }
 
     /// The door display of a room: its own organizer digest, so the
-    /// bookings it makes are its own.
-    pub fn display(secret: &[u8], room_code: &str, room_name: &str) -> Principal {
+    /// bookings it makes are its own; `name` is what history shows (the
+    /// door's words, in its language: `도어 디스플레이 (3층 큰 회의실)`).
+    pub fn display(secret: &[u8], room_code: &str, name: &str) -> Principal {
         let tenant = own_tenant("display");
         let owner = OwnerId::parse(room_code).expect("room codes are valid owners");
         Principal {
             kind: Kind::Display { room: room_code.to_owned() },
             digest: OwnerDigest::of_owner(secret, &tenant, &owner),
             tenant,
-            name: format!("도어 디스플레이 ({room_name})"),
+            name: name.to_owned(),
         }
     }
 

@@ -240,6 +240,7 @@ diesel::table! {
         calendar_generation -> Int4,
         disabled_at -> Nullable<Timestamptz>,
         configured_password_hash -> Nullable<Text>,
+        language -> Nullable<Text>,
     }
 }
 

@@ -44,20 +44,6 @@ impl Action {
         }
     }
 
-    /// The Korean word the booking page shows.
-    pub fn label(self) -> &'static str {
-        match self {
-            Action::Created => "예약",
-            Action::Moved => "시간 변경",
-            Action::Retitled => "제목 변경",
-            Action::Cancelled => "취소",
-            Action::CheckedIn => "체크인",
-            Action::Released => "자동 반납",
-            Action::Approved => "승인",
-            Action::Rejected => "거절",
-        }
-    }
-
     fn parse(s: &str) -> Option<Action> {
         [
             Action::Created,

@@ -1,9 +1,15 @@
 //! Korean and English (SPEC §19): the message catalogues (Project Fluent,
-//! one directory per language under `src/i18n/locales/`, compiled in) and
-//! the choice of a language from what a request says. Korean is the
-//! default; a key missing from either catalogue fails `tests/api/languages.rs`.
+//! one directory per language under `src/i18n/locales/`, one file per area:
+//! `api.ftl`, `pages.ftl`, `mail.ftl`, `dates.ftl`; compiled in), the
+//! choice of a language from what a request says, and [`I18n`], the
+//! translator pages, mail and invitations write their texts with. Korean is
+//! the default; a key missing from either catalogue, or used in the sources
+//! and missing from one, fails `tests/api/languages.rs`.
 
 pub mod api;
+mod translator;
+
+pub use translator::{Arg, I18n, MISSING};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,9 +27,10 @@ fluent_templates::static_loader! {
     };
 }
 
-/// A language yeyak speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A language yeyak speaks; Korean unless someone asks otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Lang {
+    #[default]
     Ko,
     En,
 }
@@ -48,6 +55,19 @@ impl Lang {
             Some(Lang::En)
         } else {
             None
+        }
+    }
+
+    /// `ko` or `en` exactly, as `?lang=`, the cookie and the account form say it.
+    pub fn parse_exact(tag: &str) -> Option<Lang> {
+        Lang::ALL.into_iter().find(|l| l.tag() == tag)
+    }
+
+    /// The language's name in itself, for the switch (`한국어`, `English`).
+    pub fn own_name(self) -> &'static str {
+        match self {
+            Lang::Ko => "한국어",
+            Lang::En => "English",
         }
     }
 

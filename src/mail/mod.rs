@@ -1,7 +1,8 @@
 //! Mail (SPEC §10): booking notices and reminders to staff with an email
 //! address, delivered by the outbox's `mail` channel — leased claims,
 //! retries with backoff, one row per stable delivery id, so nothing is sent
-//! twice for one version. Each message is Korean plain text plus the event
+//! twice for one version. Each message is plain text in the recipient's
+//! language (their choice on `/account`, else Korean; SPEC §19) plus the event
 //! as a `text/calendar` part (`METHOD:REQUEST`, or `METHOD:CANCEL` for a
 //! cancellation or rejection) with the booking's stable UID, so mail clients
 //! update their calendars. `smtp` sends them, `reminders` schedules them.
@@ -9,11 +10,12 @@
 pub mod reminders;
 pub mod smtp;
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::calendar::ics::{self, Entry, Method, People};
+use crate::i18n::{I18n, Lang};
 use crate::rooms::domain::Status;
 
 /// A booking notice as the outbox carries it (`rooms::events::payload`
@@ -31,6 +33,17 @@ pub struct Notice {
     pub ends_at: DateTime<Utc>,
     pub to: String,
     pub to_name: String,
+    /// The recipient's language (`ko`, `en`) as stored when the message was
+    /// queued; none (older rows, no choice) is Korean.
+    #[serde(default)]
+    pub language: Option<String>,
+}
+
+impl Notice {
+    /// The language the recipient reads.
+    pub fn lang(&self) -> Lang {
+        self.language.as_deref().and_then(Lang::parse_exact).unwrap_or_default()
+    }
 }
 
 /// A message ready to send.
@@ -42,40 +55,51 @@ pub struct Rendered {
     pub method: Method,
 }
 
-fn weekday(d: chrono::Weekday) -> &'static str {
-    ["월", "화", "수", "목", "금", "토", "일"][d.num_days_from_monday() as usize]
-}
-
 /// The message for an outbox `kind` (`booking.created`, `booking.reminder`, …).
 pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), created: DateTime<Utc>) -> Rendered {
+    let i18n = I18n::new(n.lang());
     let (s, e) = (n.starts_at.with_timezone(&tz), n.ends_at.with_timezone(&tz));
-    let when =
-        format!("{} ({}) {}–{}", s.format("%Y-%m-%d"), weekday(s.weekday()), s.format("%H:%M"), e.format("%H:%M"));
+    let when = i18n.t3(
+        "mail-when",
+        "date",
+        i18n.date_short(s.date_naive()),
+        "start",
+        s.format("%H:%M").to_string(),
+        "end",
+        e.format("%H:%M").to_string(),
+    );
     let (tag, headline) = match kind {
-        "booking.created" if n.status == Status::Pending => {
-            ("승인 대기", "예약을 받았습니다. 관리자의 승인을 기다립니다.")
-        }
-        "booking.created" => ("예약 확정", "회의실을 예약했습니다."),
-        "booking.moved" => ("예약 변경", "예약이 바뀌었습니다."),
-        "booking.cancelled" => ("예약 취소", "예약이 취소되었습니다. 그 시간은 이제 비어 있습니다."),
-        "booking.approved" => ("예약 승인", "예약이 승인되었습니다."),
-        "booking.rejected" => ("예약 거절", "예약이 거절되었습니다."),
-        "booking.released" => {
-            ("자동 반납", "체크인이 없어 예약을 자동으로 반납했습니다. 남은 시간은 다른 사람이 예약할 수 있습니다.")
-        }
-        "booking.reminder" => ("곧 시작", "곧 회의가 시작합니다."),
-        _ => ("알림", "예약 알림입니다."),
+        "booking.created" if n.status == Status::Pending => ("mail-tag-pending", "mail-head-pending"),
+        "booking.created" => ("mail-tag-created", "mail-head-created"),
+        "booking.moved" => ("mail-tag-moved", "mail-head-moved"),
+        "booking.cancelled" => ("mail-tag-cancelled", "mail-head-cancelled"),
+        "booking.approved" => ("mail-tag-approved", "mail-head-approved"),
+        "booking.rejected" => ("mail-tag-rejected", "mail-head-rejected"),
+        "booking.released" => ("mail-tag-released", "mail-head-released"),
+        "booking.reminder" => ("mail-tag-reminder", "mail-head-reminder"),
+        _ => ("mail-tag-other", "mail-head-other"),
     };
     let method = match n.status {
         Status::Cancelled | Status::Rejected => Method::Cancel,
         _ => Method::Request,
     };
     let rooms = n.rooms.join("+");
-    let subject = format!("[{tag}] {} · {when}", n.title.replace('\n', " "));
-    let text = format!(
-        "{}님,\n\n{headline}\n\n제목: {}\n회의실: {rooms}\n시간: {when}\n예약한 사람: {}\n\n-- yeyak 회의실 예약\n",
-        n.to_name, n.title, n.organizer
-    );
+    let subject =
+        i18n.t3("mail-subject", "tag", i18n.t(tag), "title", n.title.replace('\n', " "), "when", when.as_str());
+    let text = [
+        i18n.t1("mail-greeting", "name", &n.to_name),
+        String::new(),
+        i18n.t(headline),
+        String::new(),
+        i18n.t1("mail-field-title", "title", &n.title),
+        i18n.t1("mail-field-rooms", "rooms", rooms.as_str()),
+        i18n.t1("mail-field-when", "when", when.as_str()),
+        i18n.t1("mail-field-organizer", "organizer", &n.organizer),
+        String::new(),
+        i18n.t("mail-signature"),
+        String::new(),
+    ]
+    .join("\n");
     let entry = Entry {
         id: n.booking_id,
         version: n.version,
@@ -86,7 +110,7 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), cr
         ends_at: n.ends_at,
         stamp: created,
     };
-    let people = People { organizer: Some(from), attendee: Some((&n.to_name, &n.to)) };
+    let people = People { organizer: Some(from), attendee: Some((&n.to_name, &n.to)), lang: i18n.lang() };
     let calendar = ics::calendar(&n.title, Some(method), vec![ics::event(&entry, host, &rooms, &people)]);
     Rendered { subject, text, calendar, method }
 }
@@ -109,6 +133,7 @@ mod tests {
             ends_at: t + chrono::Duration::hours(1),
             to: "kim@example.com".into(),
             to_name: "김민지".into(),
+            language: None,
         };
         let r = render(
             "booking.cancelled",
@@ -127,5 +152,30 @@ mod tests {
                 && cal.contains("UID:booking-9@rooms.example.com")
                 && cal.contains("SEQUENCE:2")
         );
+    }
+
+    #[test]
+    fn a_notice_reads_in_the_recipients_language() {
+        let t = DateTime::parse_from_rfc3339("2030-01-07T01:00:00Z").unwrap().with_timezone(&Utc);
+        let n = Notice {
+            booking_id: 9,
+            version: 2,
+            status: Status::Confirmed,
+            title: "Weekly sync".into(),
+            organizer: "Kim Minji".into(),
+            rooms: vec!["A".into()],
+            starts_at: t,
+            ends_at: t + chrono::Duration::hours(1),
+            to: "kim@example.com".into(),
+            to_name: "Kim Minji".into(),
+            language: Some("en".into()),
+        };
+        let r = render("booking.created", &n, chrono_tz::Asia::Seoul, "h", ("yeyak", "rooms@example.com"), t);
+        assert_eq!(r.subject, "[Booked] Weekly sync · Mon 7 Jan 2030 10:00–11:00");
+        assert!(r.text.starts_with("Hello Kim Minji,\n\nYou booked a room."), "{}", r.text);
+        assert!(r.text.contains("Rooms: A") && r.text.contains("Booked by: Kim Minji"), "{}", r.text);
+        assert!(r.calendar.replace("\r\n ", "").contains("DESCRIPTION:Booked by: Kim Minji"));
+        let all = format!("{}{}{}", r.subject, r.text, r.calendar);
+        assert!(!all.chars().any(|c| ('\u{AC00}'..='\u{D7A3}').contains(&c)), "no Korean in English mail: {all}");
     }
 }

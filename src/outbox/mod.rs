@@ -163,7 +163,7 @@ pub async fn enqueue_mail(conn: &mut Conn, intents: &[(Intent, i64)], now: DateT
     let staff: Vec<i64> = intents.iter().map(|(_, s)| *s).collect();
     diesel::sql_query(
         "INSERT INTO notification_outbox (delivery_id, channel, kind, payload, status, next_attempt_at, created_at)
-         SELECT i.delivery_id, 'mail', i.kind, i.payload || jsonb_build_object('to', s.email, 'toName', s.display_name),
+         SELECT i.delivery_id, 'mail', i.kind, i.payload || jsonb_build_object('to', s.email, 'toName', s.display_name, 'language', s.language),
                 'PENDING', $5, $5
            FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::int8[]) AS i(delivery_id, kind, payload, staff_id)
            JOIN staff_user s ON s.id = i.staff_id AND s.email IS NOT NULL

@@ -33,7 +33,7 @@ pub async fn enqueue(
                                                FROM reservation_room x JOIN room m ON m.code = x.room
                                               WHERE x.reservation_id = r.id),
                                    'startsAt', r.starts_at, 'endsAt', r.ends_at, 'seriesId', r.series_id,
-                                   'to', s.email, 'toName', s.display_name),
+                                   'to', s.email, 'toName', s.display_name, 'language', s.language),
                 'PENDING', $1, $1
            FROM reservation r
            JOIN staff_user s ON s.id = r.organizer_staff_id AND s.email IS NOT NULL

@@ -7,6 +7,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 use super::domain::Utilisation;
+use crate::i18n::I18n;
 
 const WIDTH: u32 = 760;
 /// Pixels per room row.
@@ -15,7 +16,7 @@ const BAR: RGBColor = RGBColor(0x1d, 0x4e, 0xd8);
 
 /// The chart as an inline `<svg>` element; `None` without active rooms (or
 /// should drawing into memory ever fail: the table holds the same numbers).
-pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
+pub fn utilisation_svg(report: &Utilisation, i18n: &I18n) -> Option<String> {
     let rooms = &report.rooms;
     if rooms.is_empty() {
         return None;
@@ -48,7 +49,7 @@ pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
             .x_labels(6)
             .x_max_light_lines(1)
             .x_label_formatter(&|x| format!("{x:.0}%"))
-            .x_desc("업무시간 이용률")
+            .x_desc(i18n.t("report-chart-axis"))
             .label_style(("sans-serif", 17).into_font().color(&BLACK))
             .axis_desc_style(("sans-serif", 17).into_font().color(&BLACK))
             .draw()
@@ -64,13 +65,14 @@ pub fn utilisation_svg(report: &Utilisation) -> Option<String> {
             .ok()?;
         root.present().ok()?;
     }
-    Some(accessible(svg, report))
+    Some(accessible(svg, report, i18n))
 }
 
 /// Names the picture: `role="img"` with a label on the `<svg>` element, and a
 /// `<title>` and `<desc>` inside it.
-fn accessible(svg: String, report: &Utilisation) -> String {
-    let title = format!("회의실별 업무시간 이용률 ({} ~ {})", report.period.from(), report.period.to());
+fn accessible(svg: String, report: &Utilisation, i18n: &I18n) -> String {
+    let period = format!("{} ~ {}", report.period.from(), report.period.to());
+    let title = i18n.t1("report-chart-title", "period", period);
     let desc =
         report.rooms.iter().map(|r| format!("{} {:.1}%", r.code, r.share_percent())).collect::<Vec<_>>().join(", ");
     let Some(open_end) = svg.find('>') else { return svg };
@@ -104,9 +106,9 @@ mod tests {
         };
         let period = Period::parse(Some("2026-11-02"), Some("2026-11-02"), chrono::NaiveDate::MIN).unwrap();
         let one = Utilisation { period, rooms: vec![room("A", 16_200)] };
-        assert!(utilisation_svg(&one).unwrap().lines().any(|l| l == "A"), "a single room draws");
+        assert!(utilisation_svg(&one, &I18n::new(crate::i18n::Lang::Ko)).unwrap().lines().any(|l| l == "A"), "a single room draws");
         let report = Utilisation { period, rooms: vec![room("A", 16_200), room("B", 0)] };
-        let svg = utilisation_svg(&report).unwrap();
+        let svg = utilisation_svg(&report, &I18n::new(crate::i18n::Lang::Ko)).unwrap();
         let labels = svg.lines().filter(|l| *l == "A" || *l == "B").count();
         assert_eq!(labels, 2, "one label per room, no empty segment");
         assert!(svg.starts_with("<svg role=\"img\" aria-label=\"회의실별 업무시간 이용률 (2026-11-02 ~ 2026-11-02)\""));

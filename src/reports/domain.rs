@@ -86,12 +86,13 @@ pub enum RangeError {
 }
 
 impl RangeError {
-    pub fn korean(self) -> String {
+    /// What the report page says, in its language.
+    pub fn message(self, i18n: &crate::i18n::I18n) -> String {
         match self {
-            RangeError::BadDate("from") => "시작일을 YYYY-MM-DD 형식으로 골라 주세요.".into(),
-            RangeError::BadDate(_) => "종료일을 YYYY-MM-DD 형식으로 골라 주세요.".into(),
-            RangeError::Reversed => "종료일이 시작일보다 앞설 수 없습니다.".into(),
-            RangeError::TooLong => format!("보고서 기간은 최대 {MAX_DAYS}일입니다."),
+            RangeError::BadDate("from") => i18n.t("report-refused-from"),
+            RangeError::BadDate(_) => i18n.t("report-refused-to"),
+            RangeError::Reversed => i18n.t("report-refused-reversed"),
+            RangeError::TooLong => i18n.t1("report-refused-too-long", "days", MAX_DAYS),
         }
     }
 }

@@ -83,17 +83,6 @@ impl Status {
             .into_iter()
             .find(|x| x.as_str() == s)
     }
-
-    /// What a page shows.
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Confirmed => "확정",
-            Status::Pending => "승인 대기",
-            Status::Cancelled => "취소됨",
-            Status::Rejected => "거절됨",
-            Status::Released => "자동 반납됨",
-        }
-    }
 }
 
 impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for Status {

@@ -8,6 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
+use super::language::{self, PageI18n};
 use super::pages::{self, Nav, Notice};
 use super::{
     cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
@@ -49,6 +50,7 @@ fn login_page(
 ) -> HttpResponse {
     let csrf = Csrf::for_render(req, state);
     let page = LoginPage {
+        i18n: PageI18n::of(req),
         nav: None,
         csrf: csrf.token.clone(),
         username: username.to_owned(),
@@ -79,7 +81,9 @@ pub async fn login(
     let now = state.clock.now();
     let well_formed = staff::valid_username(&username);
     let attempt = attempt(&state, &req, well_formed.then_some(username.as_str()));
-    let refuse = |text: &str, status| login_page(&req, &state, &username, &next, Some(Notice::error(text)), status);
+    let i18n = PageI18n::of(&req);
+    let refuse =
+        |key: &str, status| login_page(&req, &state, &username, &next, Some(Notice::error(i18n.t(key))), status);
     let Ok(place) = state.hashing.enter() else { return Ok(busy(refuse(BUSY, StatusCode::SERVICE_UNAVAILABLE))) };
     // One attempt at a time per address and username: a burst of guesses is
     // judged one after another against the count (no connection held while waiting).
@@ -122,9 +126,9 @@ pub async fn login(
     Ok(csrf.attach(res))
 }
 
-const LOCKED: &str = "로그인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.";
-const WRONG: &str = "아이디 또는 비밀번호가 올바르지 않습니다.";
-const BUSY: &str = "지금은 로그인 요청이 많습니다. 잠시 후 다시 시도해 주세요.";
+const LOCKED: &str = "login-locked";
+const WRONG: &str = "login-wrong";
+const BUSY: &str = "login-busy";
 
 /// An attempt as the throttle sees it: the client address, the username
 /// when well-formed, and whether this browser carries that person's device mark.
@@ -183,11 +187,24 @@ async fn render_account(
     message: Option<Notice>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
+    render_account_in(state, req, user, PageI18n::of(req), message, status).await
+}
+
+async fn render_account_in(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    i18n: PageI18n,
+    message: Option<Notice>,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
     drop(conn);
     let csrf = Csrf::for_render(req, state);
     let page = AccountPage {
+        language: i18n.tag(),
+        i18n,
         nav: pages::nav(user, &csrf.token),
         csrf: csrf.token.clone(),
         username: user.username.clone(),
@@ -216,22 +233,22 @@ pub async fn change_password(
     req: HttpRequest,
     StaffForm { user, form }: StaffForm,
 ) -> Result<HttpResponse, WebError> {
+    let i18n = PageI18n::of(&req);
     let new = form.get("new_password");
     if new.chars().count() < MIN_PASSWORD_CHARS {
-        let message = Notice::error("새 비밀번호는 10자 이상이어야 합니다.");
+        let message = Notice::error(i18n.t("account-password-too-short"));
         return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
     }
     // Wrong current passwords are throttled like sign-ins (SPEC §20).
     let attempt = attempt(&state, &req, Some(user.username.as_str()));
     let now = state.clock.now();
-    let again = |text: &str, status| render_account(&state, &req, &user, Some(Notice::error(text)), status);
+    let again = |key: &str, status| render_account(&state, &req, &user, Some(Notice::error(i18n.t(key))), status);
     let Ok(place) = state.hashing.enter() else { return again(BUSY, StatusCode::SERVICE_UNAVAILABLE).await.map(busy) };
     let _turn = place.turn(attempt.turn_keys()).await;
     let current = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         if let Some(until) = throttle::locked_until(&mut conn, &attempt, now).await? {
-            let text = "비밀번호 확인 시도가 너무 많습니다. 잠시 후 다시 시도해 주세요.";
-            return again(text, StatusCode::TOO_MANY_REQUESTS).await.map(|res| throttled(res, until, now));
+            return again("account-password-throttled", StatusCode::TOO_MANY_REQUESTS).await.map(|res| throttled(res, until, now));
         }
         staff::password_hash_of(&mut conn, user.id).await?
     };
@@ -239,13 +256,13 @@ pub async fn change_password(
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         throttle::record_failure(&mut conn, &attempt, now).await?;
         drop(conn);
-        return again("지금 비밀번호가 맞지 않습니다.", StatusCode::BAD_REQUEST).await;
+        return again("account-password-wrong", StatusCode::BAD_REQUEST).await;
     }
     let hash = place.hash(new).await;
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     staff::set_password(&mut conn, user.id, &hash, session_token(&req, &state).as_deref()).await?;
     drop(conn);
-    let message = Notice::ok("비밀번호를 바꿨습니다. 다른 곳의 로그인은 모두 끝났습니다.");
+    let message = Notice::ok(i18n.t("account-password-changed"));
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
 
@@ -258,13 +275,40 @@ pub async fn rotate_calendar_token(
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     crate::calendar::token::rotate(&mut conn, user.id).await?;
     drop(conn);
-    let message = Notice::ok("새 캘린더 주소를 만들었습니다. 예전 주소는 더 이상 열리지 않습니다.");
+    let message = Notice::ok(PageI18n::of(&req).t("account-feed-rotated"));
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await
+}
+
+/// `POST /account/language` (`language` = `ko` | `en`): the person's
+/// choice, stored by the `staff.set_language` command; the answer is the
+/// account page in the chosen language, and the browser remembers it too
+/// (a language picked earlier with `?lang=` would otherwise win, SPEC §19).
+pub async fn choose_language(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let Some(lang) = crate::i18n::Lang::parse_exact(form.get("language")) else {
+        let message = Notice::error(PageI18n::of(&req).t("account-language-invalid"));
+        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+    };
+    let command = crate::auth::commands::SetLanguage { lang };
+    if let Err(err) = state.pipeline.run(&super::principal(&state, &user), None, &command).await {
+        let i18n = PageI18n::of(&req);
+        let message = Notice::error(super::form::refusal(&i18n, &err));
+        return render_account(&state, &req, &user, Some(message), super::form::status_of(&err)).await;
+    }
+    let i18n = PageI18n::in_lang(&req, lang);
+    let message = Notice::ok(i18n.t("account-language-saved"));
+    let mut res = render_account_in(&state, &req, &user, i18n, Some(message), StatusCode::OK).await?;
+    let _ = res.add_cookie(&language::remember(&state, lang));
+    Ok(res)
 }
 
 #[derive(Template)]
 #[template(path = "login.html")]
 pub struct LoginPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub username: String,
@@ -276,6 +320,9 @@ pub struct LoginPage {
 #[derive(Template)]
 #[template(path = "account.html")]
 pub struct AccountPage {
+    pub i18n: PageI18n,
+    /// The page's language tag (the choice the form shows).
+    pub language: &'static str,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub username: String,

@@ -7,7 +7,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::bookings::time_label;
-use super::form::{form_key, korean, status_of};
+use super::form::{form_key, refusal, status_of};
+use super::language::PageI18n;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, principal, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
@@ -32,17 +33,18 @@ async fn render(
         store::pending(&mut conn, PAGE).await?
     };
     let csrf = Csrf::for_render(req, state);
+    let i18n = PageI18n::of(req);
     let lines = pending
         .into_iter()
         .map(|b| PendingLine {
-            time: time_label(state, &b),
+            time: time_label(state, &i18n, &b),
             rooms: b.rooms.join("+"),
             approve_key: IdempotencyKey::generate().as_str().to_owned(),
             reject_key: IdempotencyKey::generate().as_str().to_owned(),
             booking: b,
         })
         .collect();
-    let page = ApprovalsPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), pending: lines, message };
+    let page = ApprovalsPage { i18n, nav: nav(user, &csrf.token), csrf: csrf.token.clone(), pending: lines, message };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
 
@@ -68,11 +70,12 @@ async fn decide(
     };
     match attempt.await {
         Ok(b) => {
-            let done = if approve { "승인했습니다" } else { "거절했습니다" };
-            let notice = Notice::ok(format!("{} ({}) 예약을 {done}.", b.title, time_label(state, &b)));
+            let i18n = PageI18n::of(req);
+            let key = if approve { "approvals-approved" } else { "approvals-rejected" };
+            let notice = Notice::ok(i18n.t2(key, "title", &b.title, "time", time_label(state, &i18n, &b)));
             render(state, req, &user, Some(notice), StatusCode::OK).await
         }
-        Err(err) => render(state, req, &user, Some(Notice::error(korean(&err))), status_of(&err)).await,
+        Err(err) => render(state, req, &user, Some(Notice::error(refusal(&PageI18n::of(req), &err))), status_of(&err)).await,
     }
 }
 
@@ -105,6 +108,7 @@ pub struct PendingLine {
 #[derive(Template)]
 #[template(path = "admin_approvals.html")]
 pub struct ApprovalsPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub pending: Vec<PendingLine>,

@@ -1,7 +1,7 @@
 //! The booking forms and the booking page. Handlers turn form fields into
 //! domain values, run the same commands as the JSON API, and answer
-//! with a redirect (success) or the page with a Korean message and the input
-//! kept.
+//! with a redirect (success) or the page with the refusal in the page's
+//! language and the input kept.
 
 use super::day::BookingForm;
 use super::history::{history_lines, HistoryLine};
@@ -10,7 +10,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::day::{self, enc, room_choices, DayView};
-use super::form::{form_key, form_range, korean, parse_date, status_of};
+use super::form::{form_key, form_range, parse_date, refusal, status_of};
+use super::language::PageI18n;
+use crate::i18n::I18n;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, principal, Csrf, FormData, SignedIn, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
@@ -75,7 +77,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
 }
 
 /// The dates of a `SERIES_CONFLICT`, as people read them.
-fn taken_dates(state: &AppState, err: &ApiError) -> Vec<String> {
+fn taken_dates(state: &AppState, i18n: &I18n, err: &ApiError) -> Vec<String> {
     let tz = state.policy().timezone;
     let at = |v: &serde_json::Value| {
         v.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).map(|t| t.with_timezone(&tz))
@@ -87,13 +89,7 @@ fn taken_dates(state: &AppState, err: &ApiError) -> Vec<String> {
                 .iter()
                 .filter_map(|c| {
                     let (s, e) = (at(&c["startsAt"])?, at(&c["endsAt"])?);
-                    Some(format!(
-                        "{} ({}) {}–{}",
-                        s.format("%Y-%m-%d"),
-                        day::weekday(chrono::Datelike::weekday(&s)),
-                        s.format("%H:%M"),
-                        e.format("%H:%M")
-                    ))
+                    Some(format!("{} {}–{}", i18n.date_short(s.date_naive()), s.format("%H:%M"), e.format("%H:%M")))
                 })
                 .collect()
         })
@@ -135,13 +131,14 @@ pub async fn create(
             kept.end = form.get("end").to_owned();
             kept.repeat = form.get("repeat").to_owned();
             kept.repeat_until = form.get("repeat_until").to_owned();
-            kept.conflicts = taken_dates(&state, &err);
+            let i18n = PageI18n::of(&req);
+            kept.conflicts = taken_dates(&state, &i18n, &err);
             let view = DayView {
                 date,
                 area: Some(shown),
                 highlight: None,
                 message: None,
-                form_message: Some(korean(&err)),
+                form_message: Some(refusal(&i18n, &err)),
                 form: Some(kept),
                 status: status_of(&err),
             };
@@ -153,7 +150,7 @@ pub async fn create(
 pub async fn load(state: &AppState, id: i64) -> Result<Booking, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     store::find(&mut conn, id).await?.ok_or_else(|| {
-        WebError::Page(StatusCode::NOT_FOUND, pages::message_page("예약을 찾을 수 없습니다", "없는 예약입니다."))
+        WebError::message(StatusCode::NOT_FOUND, "booking-not-found-heading", "booking-not-found")
     })
 }
 
@@ -162,10 +159,10 @@ pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
     crate::rooms::access::may_change(&principal(state, user), &b.organizer_digest)
 }
 
-pub fn time_label(state: &AppState, b: &Booking) -> String {
+pub fn time_label(state: &AppState, i18n: &I18n, b: &Booking) -> String {
     let tz = state.policy().timezone;
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
-    format!("{} {}–{}", s.format("%Y-%m-%d"), s.format("%H:%M"), e.format("%H:%M"))
+    format!("{} {}–{}", i18n.date_compact(s.date_naive()), s.format("%H:%M"), e.format("%H:%M"))
 }
 
 async fn render_detail(
@@ -196,13 +193,14 @@ async fn render_detail(
     let mine = may_change(state, user, &b);
     let now = state.clock.now();
     let (opens, closes) = state.policy().check_in_window(b.starts_at);
+    let i18n = PageI18n::of(req);
     let page = BookingPage {
         nav: nav(user, &csrf.token),
         csrf: csrf.token.clone(),
         back: format!("/rooms?date={}&area={}#booking-{}", s.date_naive(), enc(&area_of(state, &b).await), b.id),
         rooms: b.rooms.join("+"),
-        time: time_label(state, &b),
-        status: b.status.label(),
+        time: time_label(state, &i18n, &b),
+        status: super::words::status(&i18n, b.status),
         status_class: b.status.as_str().to_ascii_lowercase(),
         checked_in: b.checked_in_at.map(|t| t.with_timezone(&tz).format("%H:%M").to_string()),
         series,
@@ -219,8 +217,9 @@ async fn render_detail(
         form_start,
         form_end,
         message,
-        history: history_lines(state, history),
+        history: history_lines(state, &i18n, history),
         booking: b,
+        i18n,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -238,7 +237,7 @@ pub async fn detail(
     query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, WebError> {
     let b = load(&state, id.into_inner()).await?;
-    let message = query.checked_in.map(|_| Notice::ok("체크인했습니다."));
+    let message = query.checked_in.map(|_| Notice::ok(PageI18n::of(&req).t("booking-checked-in")));
     render_detail(&state, &req, &user, b, message, None, StatusCode::OK).await
 }
 
@@ -259,7 +258,7 @@ pub async fn move_booking(
         Err(err) => {
             let b = load(&state, id).await?;
             let kept = (form.get("date").to_owned(), form.get("start").to_owned(), form.get("end").to_owned());
-            render_detail(&state, &req, &user, b, Some(Notice::error(korean(&err))), Some(kept), status_of(&err)).await
+            render_detail(&state, &req, &user, b, Some(Notice::error(refusal(&PageI18n::of(&req), &err))), Some(kept), status_of(&err)).await
         }
     }
 }
@@ -279,7 +278,7 @@ pub async fn check_in(
         Ok(b) => Err(WebError::Redirect(format!("/bookings/{}?checked_in=1", b.id))),
         Err(err) => {
             let b = load(&state, id).await?;
-            render_detail(&state, &req, &user, b, Some(Notice::error(korean(&err))), None, status_of(&err)).await
+            render_detail(&state, &req, &user, b, Some(Notice::error(refusal(&PageI18n::of(&req), &err))), None, status_of(&err)).await
         }
     }
 }
@@ -292,12 +291,14 @@ pub async fn confirm_cancel(
 ) -> Result<HttpResponse, WebError> {
     let b = load(&state, id.into_inner()).await?;
     let csrf = Csrf::for_render(&req, &state);
+    let i18n = PageI18n::of(&req);
     let page = CancelPage {
+        time: time_label(&state, &i18n, &b),
+        i18n,
         nav: nav(&user, &csrf.token),
         csrf: csrf.token.clone(),
         id: b.id,
         title: b.title.clone(),
-        time: time_label(&state, &b),
         rooms: b.rooms.join("+"),
         idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
         in_series: b.series_id.is_some(),
@@ -348,19 +349,20 @@ pub async fn cancel(
         }
         Err(err) => {
             let b = load(&state, id).await?;
-            render_detail(&state, &req, &user, b, Some(Notice::error(korean(&err))), None, status_of(&err)).await
+            render_detail(&state, &req, &user, b, Some(Notice::error(refusal(&PageI18n::of(&req), &err))), None, status_of(&err)).await
         }
     }
 }
 
-/// An [`ApiError`] for a page: its status and Korean text.
+/// An [`ApiError`] for a page: its status and text, in the page's language.
 pub fn refused_page(err: &ApiError) -> WebError {
-    WebError::Page(status_of(err), pages::message_page("요청을 처리하지 않았습니다", &korean(err)))
+    WebError::Message(status_of(err), pages::Message::refusal("error-not-done", err.clone()))
 }
 
 #[derive(Template)]
 #[template(path = "booking.html")]
 pub struct BookingPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub booking: Booking,
@@ -368,7 +370,7 @@ pub struct BookingPage {
     pub back: String,
     pub rooms: String,
     pub time: String,
-    pub status: &'static str,
+    pub status: String,
     pub status_class: String,
     pub checked_in: Option<String>,
     /// The series (id, description) of an occurrence.
@@ -387,6 +389,7 @@ pub struct BookingPage {
 #[derive(Template)]
 #[template(path = "cancel.html")]
 pub struct CancelPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub id: i64,

@@ -8,11 +8,12 @@ use super::grid::DayGrid;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
-use chrono::{Datelike, NaiveDate, Timelike, Weekday};
+use chrono::{NaiveDate, Timelike};
 use serde::Deserialize;
 
 use super::form::parse_date;
 use super::grid;
+use super::language::PageI18n;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::auth::staff::StaffUser;
@@ -20,14 +21,6 @@ use crate::catalogue::domain::{Room, RoomCatalog};
 use crate::db::DbError;
 use crate::rooms::booking as store;
 use crate::state::AppState;
-
-pub fn weekday(d: Weekday) -> &'static str {
-    ["월", "화", "수", "목", "금", "토", "일"][d.num_days_from_monday() as usize]
-}
-
-pub fn date_label(date: NaiveDate) -> String {
-    format!("{}년 {}월 {}일 ({})", date.year(), date.month(), date.day(), weekday(date.weekday()))
-}
 
 pub fn today(state: &AppState) -> NaiveDate {
     state.clock.now().with_timezone(&state.policy().timezone).date_naive()
@@ -103,16 +96,18 @@ pub async fn render_day(
         std::cmp::Ordering::Equal => Some((now.hour() * 60 + now.minute()) as i32),
         std::cmp::Ordering::Greater => None,
     };
-    let grid = grid::layout(&rooms, &bookings, state.policy().timezone, date, view.highlight, now_min);
+    let i18n = PageI18n::of(req);
+    let grid = grid::layout(&i18n, &rooms, &bookings, state.policy().timezone, date, view.highlight, now_min);
     let csrf = Csrf::for_render(req, state);
     let form =
         view.form.unwrap_or_else(|| BookingForm::blank(date.to_string(), room_choices(&rooms, &[]), area.clone()));
     let today = today(state);
     let page = DayPage {
+        date_label: i18n.date(date),
+        i18n,
         nav: nav(user, &csrf.token),
         csrf: csrf.token.clone(),
         date: date.to_string(),
-        date_label: date_label(date),
         prev: date.pred_opt().unwrap_or(date).to_string(),
         next: date.succ_opt().unwrap_or(date).to_string(),
         today: today.to_string(),
@@ -153,15 +148,18 @@ pub async fn day(
     query: web::Query<DayQuery>,
 ) -> Result<HttpResponse, WebError> {
     let q = query.into_inner();
+    // `/rooms` without a date (or with a bad one) is today (SPEC §19).
     let date = q.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state));
+    let i18n = PageI18n::of(&req);
+    let created = q.created.unwrap_or(0);
     let message = match (q.booked, q.moved, q.cancelled) {
         _ if q.series.is_some() => Some(Notice::ok(match q.skipped.unwrap_or(0) {
-            0 => format!("반복 예약 {}건을 만들었습니다.", q.created.unwrap_or(0)),
-            n => format!("반복 예약 {}건을 만들었습니다. 이미 예약된 {n}건은 건너뛰었습니다.", q.created.unwrap_or(0)),
+            0 => i18n.t1("day-notice-series", "count", created),
+            n => i18n.t2("day-notice-series-skipped", "count", created, "skipped", n),
         })),
-        (Some(_), _, _) => Some(Notice::ok("예약했습니다.")),
-        (_, Some(_), _) => Some(Notice::ok("예약 시간을 옮겼습니다.")),
-        (_, _, Some(_)) => Some(Notice::ok("예약을 취소했습니다. 그 시간은 이제 비어 있습니다.")),
+        (Some(_), _, _) => Some(Notice::ok(i18n.t("day-notice-booked"))),
+        (_, Some(_), _) => Some(Notice::ok(i18n.t("day-notice-moved"))),
+        (_, _, Some(_)) => Some(Notice::ok(i18n.t("day-notice-cancelled"))),
         _ => None,
     };
     // A free cell's link (or a found room) pre-fills the form.
@@ -239,14 +237,15 @@ impl BookingForm {
         }
     }
 
+    /// `(value, catalogue key, chosen)` of each way to repeat.
     pub fn repeats(&self) -> [(&'static str, &'static str, bool); 5] {
         let r = self.repeat.as_str();
         [
-            ("none", "반복 없음", r == "none" || r.is_empty()),
-            ("daily", "매일", r == "daily"),
-            ("weekly", "매주", r == "weekly"),
-            ("biweekly", "2주마다", r == "biweekly"),
-            ("monthly", "매월", r == "monthly"),
+            ("none", "day-repeat-none", r == "none" || r.is_empty()),
+            ("daily", "day-repeat-daily", r == "daily"),
+            ("weekly", "day-repeat-weekly", r == "weekly"),
+            ("biweekly", "day-repeat-biweekly", r == "biweekly"),
+            ("monthly", "day-repeat-monthly", r == "monthly"),
         ]
     }
 }
@@ -254,6 +253,7 @@ impl BookingForm {
 #[derive(Template)]
 #[template(path = "day.html")]
 pub struct DayPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub date: String,

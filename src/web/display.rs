@@ -5,7 +5,7 @@
 //! of another origin cannot know it) and a per-render idempotency key.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Deserialize;
@@ -20,7 +20,9 @@ use crate::rooms::booking::{self as store, Booking};
 use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
 use crate::rooms::store::CreateBooking;
 use crate::state::AppState;
-use crate::web::form::{korean, status_of};
+use crate::i18n::I18n;
+use crate::web::form::{refusal, status_of};
+use crate::web::language::PageI18n;
 use crate::web::{html_response, pages, FormData, WebError};
 
 /// How often the display redraws itself, in seconds.
@@ -49,6 +51,7 @@ pub struct Shown {
 #[derive(Template)]
 #[template(path = "display.html")]
 pub struct DisplayPage {
+    pub i18n: PageI18n,
     pub room: Room,
     pub token: String,
     pub busy: bool,
@@ -64,10 +67,7 @@ pub struct DisplayPage {
 }
 
 fn not_found() -> WebError {
-    WebError::Page(
-        StatusCode::NOT_FOUND,
-        pages::message_page("디스플레이를 열 수 없습니다", "주소나 토큰이 맞지 않습니다."),
-    )
+    WebError::message(StatusCode::NOT_FOUND, "display-not-found-heading", "display-not-found")
 }
 
 /// The room, when `token` opens its display.
@@ -81,8 +81,13 @@ async fn authorized(state: &AppState, code: &str, token: &str) -> Result<Room, W
 
 /// Who acts at the door: the room's display (its own organizer digest; it
 /// may check in any booking of its room, and book only its room).
-fn display(state: &AppState, room: &Room) -> Principal {
-    Principal::display(&state.secret, &room.code, &room.name)
+fn display(state: &AppState, i18n: &I18n, room: &Room) -> Principal {
+    Principal::display(&state.secret, &room.code, &door_name(i18n, room))
+}
+
+/// The display's name as organizer and in history, in the door's language.
+fn door_name(i18n: &I18n, room: &Room) -> String {
+    i18n.t1("display-organizer", "room", &room.name)
 }
 
 fn shown(state: &AppState, b: &Booking, now: DateTime<Utc>) -> Shown {
@@ -109,6 +114,7 @@ fn shown(state: &AppState, b: &Booking, now: DateTime<Utc>) -> Shown {
 
 async fn render(
     state: &AppState,
+    req: &HttpRequest,
     room: Room,
     token: &str,
     message: Option<pages::Notice>,
@@ -128,10 +134,11 @@ async fn render(
     let upcoming: Vec<&Booking> = live.iter().filter(|b| b.starts_at > now).copied().collect();
     let next_start = upcoming.first().map(|b| b.starts_at);
     let hhmm = |t: DateTime<Utc>| t.with_timezone(&tz).format("%H:%M").to_string();
+    let i18n = PageI18n::of(req);
     let until = match (current, next_start) {
-        (Some(c), _) => format!("{}까지", hhmm(c.ends_at)),
-        (None, Some(n)) if n < day_end => format!("{}까지", hhmm(n)),
-        (None, _) => "오늘은 계속".to_owned(),
+        (Some(c), _) => i18n.t1("display-until", "time", hhmm(c.ends_at)),
+        (None, Some(n)) if n < day_end => i18n.t1("display-until", "time", hhmm(n)),
+        (None, _) => i18n.t("display-rest-of-day"),
     };
     let start = now.duration_trunc(Duration::minutes(1)).unwrap_or(now);
     let book_now = if current.is_some() {
@@ -148,6 +155,7 @@ async fn render(
     let current = current.map(|b| shown(state, b, now));
     let res_room = room.code.clone();
     let page = DisplayPage {
+        i18n,
         busy: current.is_some(),
         until,
         clock: hhmm(now),
@@ -187,17 +195,19 @@ pub struct TokenQuery {
 
 pub async fn page(
     state: web::Data<AppState>,
+    req: HttpRequest,
     code: web::Path<String>,
     query: web::Query<TokenQuery>,
 ) -> Result<HttpResponse, WebError> {
     let token = query.token.clone().unwrap_or_default();
     let room = authorized(&state, &code, &token).await?;
+    let i18n = PageI18n::of(&req);
     let message = match query.done.as_deref() {
-        Some("booked") => Some(pages::Notice::ok("예약했습니다.")),
-        Some("checked-in") => Some(pages::Notice::ok("체크인했습니다.")),
+        Some("booked") => Some(pages::Notice::ok(i18n.t("day-notice-booked"))),
+        Some("checked-in") => Some(pages::Notice::ok(i18n.t("booking-checked-in"))),
         _ => None,
     };
-    render(&state, room, &token, message, StatusCode::OK).await
+    render(&state, &req, room, &token, message, StatusCode::OK).await
 }
 
 fn back(code: &str, token: &str, done: &str) -> WebError {
@@ -212,11 +222,13 @@ fn key_of(form: &FormData) -> Result<IdempotencyKey, ApiError> {
 /// "Book now": from this minute for 15, 30 or 60 minutes, in the display's name.
 pub async fn book_now(
     state: web::Data<AppState>,
+    req: HttpRequest,
     code: web::Path<String>,
     form: FormData,
 ) -> Result<HttpResponse, WebError> {
     let token = form.get("token").to_owned();
     let room = authorized(&state, &code, &token).await?;
+    let i18n = PageI18n::of(&req);
     let attempt = async {
         let minutes: i64 = form
             .get("minutes")
@@ -227,22 +239,26 @@ pub async fn book_now(
         let now = state.clock.now();
         let start = now.duration_trunc(Duration::minutes(1)).unwrap_or(now);
         let command = CreateBooking {
-            title: Title::parse("바로 예약")?,
+            title: Title::parse(&i18n.t("display-book-now-title"))?,
             rooms: RequestedRooms::parse(std::slice::from_ref(&room.code))?,
             range: TimeRange::new(start, start + Duration::minutes(minutes))?,
-            organizer_name: Title::parse_field("organizerName", &format!("도어 디스플레이 ({})", room.name))?,
+            organizer_name: Title::parse_field("organizerName", &door_name(&i18n, &room))?,
         };
-        state.pipeline.run(&display(&state, &room), Some(key_of(&form)?), &command).await
+        state.pipeline.run(&display(&state, &i18n, &room), Some(key_of(&form)?), &command).await
     };
     match attempt.await {
         Ok(_) => Err(back(&code, &token, "booked")),
-        Err(err) => render(&state, room, &token, Some(pages::Notice::error(korean(&err))), status_of(&err)).await,
+        Err(err) => {
+            let notice = pages::Notice::error(refusal(&PageI18n::of(&req), &err));
+            render(&state, &req, room, &token, Some(notice), status_of(&err)).await
+        }
     }
 }
 
 /// Check-in at the door, for a booking of this room only.
 pub async fn check_in(
     state: web::Data<AppState>,
+    req: HttpRequest,
     code: web::Path<String>,
     form: FormData,
 ) -> Result<HttpResponse, WebError> {
@@ -259,10 +275,13 @@ pub async fn check_in(
         if !booking.is_some_and(|b| b.rooms.contains(&room.code)) {
             return Err(ApiError::not_found("booking"));
         }
-        state.pipeline.run(&display(&state, &room), Some(key_of(&form)?), &CheckIn { id }).await
+        state.pipeline.run(&display(&state, &PageI18n::of(&req), &room), Some(key_of(&form)?), &CheckIn { id }).await
     };
     match attempt.await {
         Ok(_) => Err(back(&code, &token, "checked-in")),
-        Err(err) => render(&state, room, &token, Some(pages::Notice::error(korean(&err))), status_of(&err)).await,
+        Err(err) => {
+            let notice = pages::Notice::error(refusal(&PageI18n::of(&req), &err));
+            render(&state, &req, room, &token, Some(notice), status_of(&err)).await
+        }
     }
 }

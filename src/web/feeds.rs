@@ -13,12 +13,14 @@ use diesel_async::RunQueryDsl;
 use serde::Deserialize;
 
 use crate::calendar::ics::{self, People};
+use crate::i18n::{I18n, Lang};
 use crate::calendar::token;
 use crate::db::cached::CacheExt;
 use crate::db::{Conn, DbError};
 use crate::rooms::booking::{Booking, BOOKING_COLUMNS};
 use crate::state::AppState;
-use crate::web::{pages, SignedIn, WebError};
+use crate::web::language::PageI18n;
+use crate::web::{SignedIn, WebError};
 
 const BACK_DAYS: i64 = 30;
 const AHEAD_DAYS: i64 = 365;
@@ -35,10 +37,7 @@ pub struct TokenQuery {
 }
 
 fn not_found() -> WebError {
-    WebError::Page(
-        actix_web::http::StatusCode::NOT_FOUND,
-        pages::message_page("캘린더를 찾을 수 없습니다", "주소가 맞지 않습니다."),
-    )
+    WebError::message(actix_web::http::StatusCode::NOT_FOUND, "feed-not-found-heading", "feed-not-found")
 }
 
 /// Bookings in the feed window, every status, for a person or rooms.
@@ -66,9 +65,10 @@ async fn feed(
     .await
 }
 
-/// `text/calendar` of `bookings`.
+/// `text/calendar` of `bookings`, its words in `lang`.
 async fn respond(
     state: &AppState,
+    lang: Lang,
     name: &str,
     bookings: &[Booking],
     download: Option<String>,
@@ -80,7 +80,7 @@ async fn respond(
         .map(|b| {
             let rooms: Vec<&str> =
                 b.rooms.iter().map(|c| catalogue.get(c).map_or(c.as_str(), |r| r.name.as_str())).collect();
-            ics::event(&ics::Entry::from(b), host, &rooms.join(" + "), &People::default())
+            ics::event(&ics::Entry::from(b), host, &rooms.join(" + "), &People { lang, ..People::default() })
         })
         .collect();
     let mut res = HttpResponse::Ok();
@@ -103,7 +103,8 @@ pub async fn me(state: web::Data<AppState>, query: web::Query<TokenQuery>) -> Re
         let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
         feed(&mut conn, state.clock.now(), Some((person.id, digest.as_str())), None).await?
     };
-    respond(&state, &format!("{}의 회의실 예약", person.display_name), &bookings, None).await
+    let name = I18n::new(person.lang).t1("ics-calendar-mine", "name", &person.display_name);
+    respond(&state, person.lang, &name, &bookings, None).await
 }
 
 pub async fn room(
@@ -112,7 +113,7 @@ pub async fn room(
     query: web::Query<TokenQuery>,
 ) -> Result<HttpResponse, WebError> {
     let code = file.strip_suffix(".ics").ok_or_else(not_found)?.to_owned();
-    holder(&state, query.token.as_deref()).await?;
+    let person = holder(&state, query.token.as_deref()).await?;
     let room = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         crate::catalogue::store::find(&mut conn, &code).await?.ok_or_else(not_found)?
@@ -121,15 +122,17 @@ pub async fn room(
         let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
         feed(&mut conn, state.clock.now(), None, Some(std::slice::from_ref(&room.code))).await?
     };
-    respond(&state, &room.name, &bookings, None).await
+    respond(&state, person.lang, &room.name, &bookings, None).await
 }
 
 pub async fn one(
     state: web::Data<AppState>,
+    req: actix_web::HttpRequest,
     SignedIn(_): SignedIn,
     file: web::Path<String>,
 ) -> Result<HttpResponse, WebError> {
     let id: i64 = file.strip_suffix(".ics").and_then(|i| i.parse().ok()).ok_or_else(not_found)?;
     let b = crate::web::bookings::load(&state, id).await?;
-    respond(&state, &b.title.clone(), std::slice::from_ref(&b), Some(format!("booking-{id}.ics"))).await
+    let lang = PageI18n::of(&req).lang();
+    respond(&state, lang, &b.title.clone(), std::slice::from_ref(&b), Some(format!("booking-{id}.ics"))).await
 }

@@ -8,7 +8,8 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::day::{enc, today};
-use super::form::{korean, local_range, parse_date, parse_time};
+use super::form::{local_range, parse_date, parse_time, refusal};
+use super::language::PageI18n;
 use super::pages::{self, nav, Nav};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::catalogue::domain::Equipment;
@@ -36,10 +37,11 @@ pub async fn find(
     let q = query.into_inner();
     let catalogue = state.catalogue.current().await?;
     let asked = q.start.is_some() || q.end.is_some();
+    let i18n = PageI18n::of(&req);
     let (results, message, status) = if asked {
         match search(&state, &q).await {
             Ok(rooms) => (Some(rooms), None, StatusCode::OK),
-            Err(Found::Refused(err)) => (None, Some(korean(&err)), status_of(&err)),
+            Err(Found::Refused(err)) => (None, Some(refusal(&i18n, &err)), status_of(&err)),
             Err(Found::Db(e)) => return Err(e.into()),
         }
     } else {
@@ -47,6 +49,7 @@ pub async fn find(
     };
     let csrf = Csrf::for_render(&req, &state);
     let page = FindPage {
+        i18n,
         nav: nav(&user, &csrf.token),
         date: q.date.clone().unwrap_or_else(|| today(&state).to_string()),
         start: q.start.clone().unwrap_or_default(),
@@ -133,6 +136,7 @@ pub struct FoundRoom {
 #[derive(Template)]
 #[template(path = "find.html")]
 pub struct FindPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub date: String,
     pub start: String,

@@ -1,6 +1,6 @@
 //! Form fields into domain values, and command outcomes into what a page
 //! shows: the same rules as the JSON API, read from HTML inputs (a date,
-//! HH:MM times in the configured zone) and answered in Korean.
+//! HH:MM times in the configured zone) and answered in the page's language.
 
 use actix_web::http::StatusCode;
 use chrono::{Duration, NaiveDate, NaiveTime};
@@ -8,6 +8,7 @@ use chrono::{Duration, NaiveDate, NaiveTime};
 use super::grid;
 use super::FormData;
 use crate::error::{ApiError, ErrorCode};
+use crate::i18n::I18n;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::TimeRange;
 use crate::state::AppState;
@@ -63,39 +64,46 @@ pub fn status_of(err: &ApiError) -> StatusCode {
     }
 }
 
-/// What a person reads for a refusal.
-pub fn korean(err: &ApiError) -> String {
+/// What a person reads for a refusal, in the page's language: a form's
+/// own words for a field it got wrong, else the API's message for the code
+/// (Korean keeps the message made where the refusal arose, which can say
+/// more, e.g. the check-in window's minutes).
+pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
     let field = err.details.get("field").and_then(|f| f.as_str()).unwrap_or("");
-    match err.code {
-        ErrorCode::MalformedRequest => match field {
-            "title" => "제목을 1~200자로 적어 주세요.".into(),
-            "rooms" => "회의실을 하나 이상 고르세요 (같은 방은 한 번만).".into(),
-            "date" => "날짜를 YYYY-MM-DD 형식으로 골라 주세요.".into(),
-            "start" | "end" => "시작과 끝 시간을 HH:MM 형식으로 골라 주세요.".into(),
-            "code" => "코드는 영문·숫자·_- 1~32자입니다.".into(),
-            "name" => "이름을 1~100자로 적어 주세요.".into(),
-            "area" => "구역 이름을 1~100자로 적어 주세요.".into(),
-            "suite" => "묶음 이름은 1~100자입니다 (없으면 비워 두세요).".into(),
-            "capacity" => "좌석 수는 1~10000 사이의 숫자입니다.".into(),
-            "equipment" => "장비는 쉼표로 나눈 영문 소문자·숫자·- 태그입니다 (예: projector, video).".into(),
-            "position" => "순서는 1 이상의 숫자입니다.".into(),
-            "maxDurationMinutes" => "최대 예약 시간은 1~10080분입니다.".into(),
-            "horizonDays" => "예약 가능 기간은 1~3650일입니다 (제한이 없으면 비워 두세요).".into(),
-            "repeat_until" => "반복이 끝나는 날짜를 골라 주세요.".into(),
-            "repeat" => "반복 방법을 골라 주세요.".into(),
-            _ => "입력을 확인해 주세요.".into(),
-        },
-        ErrorCode::IdempotencyFingerprintConflict => {
-            "이 양식은 이미 다른 내용으로 제출되었습니다. 페이지를 새로 고친 뒤 다시 시도해 주세요.".into()
-        }
+    let key = match err.code {
+        ErrorCode::MalformedRequest => Some(match field {
+            "title" => "form-field-title",
+            "rooms" => "form-field-rooms",
+            "date" => "form-field-date",
+            "start" | "end" => "form-field-times",
+            "code" => "form-field-code",
+            "name" => "form-field-name",
+            "area" => "form-field-area",
+            "suite" => "form-field-suite",
+            "capacity" => "form-field-capacity",
+            "equipment" => "form-field-equipment",
+            "position" => "form-field-position",
+            "maxDurationMinutes" => "form-field-max-duration",
+            "horizonDays" => "form-field-horizon",
+            "repeat_until" => "form-field-repeat-until",
+            "repeat" => "form-field-repeat",
+            _ => "form-field-other",
+        }),
+        ErrorCode::IdempotencyFingerprintConflict => Some("form-refused-resubmitted"),
         ErrorCode::SeriesConflict => {
             let n = err.details["conflicts"].as_array().map_or(0, Vec::len);
-            format!("이미 예약된 날짜가 {n}개 있습니다. 아래 날짜를 빼고 나머지만 예약할 수 있습니다.")
+            return i18n.t1("form-refused-series-conflict", "count", n);
         }
-        ErrorCode::CommandInProgress => "같은 요청을 처리하고 있습니다. 잠시 후 새로 고쳐 주세요.".into(),
-        ErrorCode::AdmissionRejected | ErrorCode::DatabaseUnavailable => {
-            "지금은 요청이 많습니다. 잠시 후 다시 시도해 주세요.".into()
+        ErrorCode::CommandInProgress => Some("form-refused-in-progress"),
+        ErrorCode::AdmissionRejected | ErrorCode::DatabaseUnavailable => Some("form-refused-busy"),
+        _ => None,
+    };
+    match key {
+        Some(key) => i18n.t(key),
+        None => {
+            let code = serde_json::to_value(err.code).ok().and_then(|c| c.as_str().map(str::to_owned));
+            code.and_then(|code| crate::i18n::api::message(i18n.lang(), &code, &err.details, &err.message))
+                .unwrap_or_else(|| err.message.clone())
         }
-        _ => err.message.clone(),
     }
 }

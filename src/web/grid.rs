@@ -6,6 +6,7 @@ use chrono::{DateTime, NaiveDate, NaiveTime, Timelike, Utc};
 use chrono_tz::Tz;
 
 use crate::catalogue::domain::Room;
+use crate::i18n::I18n;
 use crate::rooms::Booking;
 
 /// The hours always shown; bookings outside widen the window.
@@ -46,7 +47,7 @@ pub struct Block {
     pub len: i32,
     pub highlighted: bool,
     /// Pending or released: shown, styled and labelled apart.
-    pub status: Option<(&'static str, &'static str)>,
+    pub status: Option<(&'static str, String)>,
     /// The first block of a booking carries its anchor id.
     pub anchor: bool,
 }
@@ -89,6 +90,7 @@ fn local_minute(t: DateTime<Utc>, tz: Tz, date: NaiveDate) -> i32 {
 /// current minute when `date` is today (no free links before it), `None` for
 /// future days, or `Some(1440)` for past days.
 pub fn layout(
+    i18n: &I18n,
     rooms: &[Room],
     bookings: &[Booking],
     tz: Tz,
@@ -126,8 +128,8 @@ pub fn layout(
         // One block per run of neighbouring columns: a linked booking spans
         // its rooms, and never a column it does not hold.
         let status = match b.status {
-            crate::rooms::domain::Status::Pending => Some(("pending", "승인 대기")),
-            crate::rooms::domain::Status::Released => Some(("released", "자동 반납")),
+            crate::rooms::domain::Status::Pending => Some(("pending", i18n.t("status-pending"))),
+            crate::rooms::domain::Status::Released => Some(("released", i18n.t("history-released"))),
             _ => None,
         };
         for (i, run) in cols.chunk_by(|a, b| b == &(a + 1)).enumerate() {
@@ -146,7 +148,7 @@ pub fn layout(
                 row: s - first,
                 len: (e - s).max(1),
                 highlighted: highlight == Some(b.id),
-                status,
+                status: status.clone(),
                 anchor: i == 0,
             });
         }
@@ -215,6 +217,7 @@ pub fn placement_css() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::i18n::Lang;
     use chrono::TimeZone;
 
     fn rooms() -> Vec<Room> {
@@ -248,7 +251,7 @@ mod tests {
     fn blocks_sit_at_minute_precision_and_span_linked_rooms() {
         let date = NaiveDate::from_ymd_opt(2030, 1, 7).unwrap();
         let g =
-            layout(&rooms(), &[booking(1, &["A", "B"], (9, 5), (10, 20))], chrono_tz::Asia::Seoul, date, Some(1), None);
+            layout(&I18n::new(Lang::Ko), &rooms(), &[booking(1, &["A", "B"], (9, 5), (10, 20))], chrono_tz::Asia::Seoul, date, Some(1), None);
         assert_eq!(g.rows, 15 * 60);
         let b = &g.blocks[0];
         assert_eq!((b.col, b.span, b.row, b.len, b.highlighted), (2, 2, 2 * 60 + 5, 75, true));
@@ -265,6 +268,7 @@ mod tests {
     fn early_and_late_bookings_widen_the_window() {
         let date = NaiveDate::from_ymd_opt(2030, 1, 7).unwrap();
         let g = layout(
+            &I18n::new(Lang::Ko),
             &rooms(),
             &[booking(1, &["C"], (6, 30), (7, 0)), booking(2, &["C"], (22, 0), (23, 15))],
             chrono_tz::Asia::Seoul,
@@ -280,7 +284,7 @@ mod tests {
     #[test]
     fn no_free_links_in_the_past() {
         let date = NaiveDate::from_ymd_opt(2030, 1, 7).unwrap();
-        let g = layout(&rooms(), &[], chrono_tz::Asia::Seoul, date, None, Some(12 * 60 + 10));
+        let g = layout(&I18n::new(Lang::Ko), &rooms(), &[], chrono_tz::Asia::Seoul, date, None, Some(12 * 60 + 10));
         assert!(g.free.iter().all(|f| f.start.as_str() >= "12:30"));
     }
 }

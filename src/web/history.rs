@@ -1,6 +1,8 @@
 //! A booking's history as its page shows it: who changed what, with
-//! instants in the configured zone and states in words.
+//! instants in the configured zone and states in words of the page's language.
 
+use super::words;
+use crate::i18n::I18n;
 use crate::rooms::domain::Status;
 use crate::state::AppState;
 
@@ -8,41 +10,28 @@ use crate::state::AppState;
 pub struct HistoryLine {
     pub iso: String,
     pub at: String,
-    pub action: &'static str,
+    pub action: String,
     pub actor: String,
     pub detail: String,
 }
 
 /// A history value for people: instants in the configured zone.
-fn shown(state: &AppState, v: &serde_json::Value) -> String {
+fn shown(state: &AppState, i18n: &I18n, v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => "—".into(),
         serde_json::Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&state.policy().timezone).format("%m-%d %H:%M").to_string())
             .unwrap_or_else(|_| match Status::parse(s) {
-                Some(status) => status.label().to_owned(),
+                Some(status) => words::status(i18n, status),
                 None => s.clone(),
             }),
-        serde_json::Value::Array(items) => items.iter().map(|i| shown(state, i)).collect::<Vec<_>>().join("+"),
+        serde_json::Value::Array(items) => items.iter().map(|i| shown(state, i18n, i)).collect::<Vec<_>>().join("+"),
         other => other.to_string(),
     }
 }
 
-pub fn history_lines(state: &AppState, events: Vec<crate::history::Event>) -> Vec<HistoryLine> {
-    let field = |f: &str| {
-        match f {
-            "title" => "제목",
-            "rooms" => "회의실",
-            "startsAt" => "시작",
-            "endsAt" => "끝",
-            "status" => "상태",
-            "checkedInAt" => "체크인",
-            "releasedAt" => "반납",
-            "reason" => "사유",
-            other => other,
-        }
-        .to_owned()
-    };
+pub fn history_lines(state: &AppState, i18n: &I18n, events: Vec<crate::history::Event>) -> Vec<HistoryLine> {
+    let field = |f: &str| words::field(i18n, f);
     events
         .into_iter()
         .map(|e| {
@@ -52,11 +41,11 @@ pub fn history_lines(state: &AppState, events: Vec<crate::history::Event>) -> Ve
                 .map(|m| {
                     m.iter()
                         .map(|(k, v)| {
-                            let after = shown(state, &v["after"]);
+                            let after = shown(state, i18n, &v["after"]);
                             if v["before"].is_null() {
                                 format!("{} {after}", field(k))
                             } else {
-                                format!("{} {} → {after}", field(k), shown(state, &v["before"]))
+                                format!("{} {} → {after}", field(k), shown(state, i18n, &v["before"]))
                             }
                         })
                         .collect::<Vec<_>>()
@@ -66,7 +55,7 @@ pub fn history_lines(state: &AppState, events: Vec<crate::history::Event>) -> Ve
             HistoryLine {
                 iso: e.at.to_rfc3339(),
                 at: e.at.with_timezone(&state.policy().timezone).format("%Y-%m-%d %H:%M").to_string(),
-                action: e.action.label(),
+                action: words::action(i18n, e.action),
                 actor: e.actor,
                 detail,
             }

@@ -14,9 +14,11 @@ pub mod find;
 pub mod form;
 pub mod grid;
 pub mod history;
+pub mod language;
 pub mod my;
 pub mod pages;
 pub mod week;
+pub mod words;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -25,7 +27,7 @@ use std::pin::Pin;
 use actix_web::cookie::Cookie;
 use actix_web::dev::Payload;
 use actix_web::http::{header, StatusCode};
-use actix_web::{web, FromRequest, HttpRequest, HttpResponse, ResponseError};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError};
 use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
@@ -50,6 +52,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/logout",
     "/account/password",
     "/account/calendar-token",
+    "/account/language",
     "/admin/staff",
     "/admin/staff/{id}/disable",
     "/admin/staff/{id}/enable",
@@ -84,15 +87,23 @@ pub async fn grid_css() -> HttpResponse {
 pub enum WebError {
     /// 303 to a location (sign-in needed, or after a form).
     Redirect(String),
-    /// A whole page with a status (403 for CSRF, 404, 5xx).
-    Page(StatusCode, String),
+    /// A message page with a status (403 for CSRF, 404, 5xx), written in
+    /// the page's language by `language::pages_in_their_language`.
+    Message(StatusCode, pages::Message),
+}
+
+impl WebError {
+    /// A message page of catalogue texts.
+    pub fn message(status: StatusCode, heading: &'static str, text: &'static str) -> Self {
+        WebError::Message(status, pages::Message::new(heading, text))
+    }
 }
 
 impl std::fmt::Display for WebError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WebError::Redirect(to) => write!(f, "redirect to {to}"),
-            WebError::Page(status, _) => write!(f, "page {status}"),
+            WebError::Message(status, _) => write!(f, "page {status}"),
         }
     }
 }
@@ -101,14 +112,20 @@ impl ResponseError for WebError {
     fn status_code(&self) -> StatusCode {
         match self {
             WebError::Redirect(_) => StatusCode::SEE_OTHER,
-            WebError::Page(status, _) => *status,
+            WebError::Message(status, _) => *status,
         }
     }
 
     fn error_response(&self) -> HttpResponse {
         match self {
             WebError::Redirect(to) => HttpResponse::SeeOther().insert_header((header::LOCATION, to.as_str())).finish(),
-            WebError::Page(status, html) => html_response(*status, html.clone()),
+            WebError::Message(status, message) => {
+                // Korean until the middleware writes it in the page's language.
+                let html = pages::message_page(language::PageI18n::korean(), message);
+                let mut res = html_response(*status, html);
+                res.extensions_mut().insert(message.clone());
+                res
+            }
         }
     }
 }
@@ -116,7 +133,7 @@ impl ResponseError for WebError {
 impl From<DbError> for WebError {
     fn from(e: DbError) -> Self {
         let api = crate::error::ApiError::from(e);
-        WebError::Page(api.status(), pages::message_page("잠시 후 다시 시도해 주세요", &api.message))
+        WebError::Message(api.status(), pages::Message::refusal("error-retry-heading", api))
     }
 }
 
@@ -144,6 +161,7 @@ impl FromRequest for SignedIn {
         let state = req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered");
         let token = session_token(req, &state);
         let next = req.uri().path_and_query().map_or("/".to_owned(), |p| p.to_string());
+        let req = req.clone();
         Box::pin(async move {
             let login = || {
                 WebError::Redirect(format!(
@@ -153,8 +171,10 @@ impl FromRequest for SignedIn {
             };
             let token = token.ok_or_else(login)?;
             let mut conn = state.pool.get().await.map_err(DbError::from)?;
-            let user = staff::find_session(&mut conn, &token, state.clock.now()).await?;
-            user.map(SignedIn).ok_or_else(login)
+            let user = staff::find_session(&mut conn, &token, state.clock.now()).await?.ok_or_else(login)?;
+            // The page's language may be the person's choice (`language::decide`).
+            req.extensions_mut().insert(language::PersonChoice(user.language()));
+            Ok(SignedIn(user))
         })
     }
 }
@@ -249,13 +269,11 @@ impl FromRequest for FormData {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let bytes = web::Bytes::from_request(req, payload);
         Box::pin(async move {
-            let bad = |text: &str| WebError::Page(StatusCode::BAD_REQUEST, pages::message_page("잘못된 요청", text));
-            let body = bytes.await.map_err(|_| bad("양식을 읽을 수 없습니다."))?;
+            let body = bytes
+                .await
+                .map_err(|_| WebError::message(StatusCode::BAD_REQUEST, "error-bad-request", "error-form-unreadable"))?;
             if body.len() > FORM_LIMIT {
-                return Err(WebError::Page(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    pages::message_page("너무 큰 요청", "양식이 너무 큽니다."),
-                ));
+                return Err(WebError::message(StatusCode::PAYLOAD_TOO_LARGE, "error-too-large", "error-form-too-large"));
             }
             let mut map: HashMap<String, Vec<String>> = HashMap::new();
             for (k, v) in url::form_urlencoded::parse(&body) {
@@ -336,11 +354,5 @@ impl Csrf {
 
 /// The 403 answer to a form without a valid CSRF token; nothing was changed.
 pub fn csrf_refused() -> WebError {
-    WebError::Page(
-        StatusCode::FORBIDDEN,
-        pages::message_page(
-            "요청을 처리하지 않았습니다",
-            "보안 토큰이 없거나 맞지 않습니다. 페이지를 새로 고친 뒤 다시 시도해 주세요.",
-        ),
-    )
+    WebError::message(StatusCode::FORBIDDEN, "error-not-done", "error-csrf")
 }

@@ -4,9 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
-use chrono::Datelike;
-
-use super::day::weekday;
+use super::language::PageI18n;
 use super::pages::{self, nav, Nav};
 use super::{html_response, principal, Csrf, SignedIn, WebError};
 use crate::db::DbError;
@@ -29,15 +27,16 @@ pub async fn my(
         (bookings, series)
     };
     let tz = state.policy().timezone;
+    let i18n = PageI18n::of(&req);
     let bookings = bookings
         .into_iter()
         .map(|b| {
             let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
             MyBooking {
-                day: format!("{} ({})", s.format("%Y-%m-%d"), weekday(s.weekday())),
+                day: i18n.date_short(s.date_naive()),
                 time: format!("{}–{}", s.format("%H:%M"), e.format("%H:%M")),
                 rooms: b.rooms.join("+"),
-                status: b.status.label(),
+                status: super::words::status(&i18n, b.status),
                 repeats: b.series_id.is_some(),
                 id: b.id,
                 title: b.title,
@@ -52,12 +51,18 @@ pub async fn my(
             recurrence: s.recurrence,
             rooms: s.rooms.join("+"),
             ahead: s.ahead,
-            next: s.next_start.map(|t| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string()).unwrap_or_default(),
+            next: s
+                .next_start
+                .map(|t| {
+                    let t = t.with_timezone(&tz);
+                    format!("{} {}", i18n.date_compact(t.date_naive()), t.format("%H:%M"))
+                })
+                .unwrap_or_default(),
             next_id: s.next_id,
         })
         .collect();
     let csrf = Csrf::for_render(&req, &state);
-    let page = MyPage { nav: nav(&user, &csrf.token), bookings, series };
+    let page = MyPage { i18n, nav: nav(&user, &csrf.token), bookings, series };
     Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
 }
 
@@ -67,7 +72,7 @@ pub struct MyBooking {
     pub day: String,
     pub time: String,
     pub rooms: String,
-    pub status: &'static str,
+    pub status: String,
     pub repeats: bool,
 }
 
@@ -84,6 +89,7 @@ pub struct MySeries {
 #[derive(Template)]
 #[template(path = "my.html")]
 pub struct MyPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub bookings: Vec<MyBooking>,
     pub series: Vec<MySeries>,

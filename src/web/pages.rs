@@ -5,6 +5,9 @@
 
 use askama::Template;
 
+use super::language::PageI18n;
+use crate::error::ApiError;
+
 /// The header of a signed-in page.
 pub struct Nav {
     pub user: String,
@@ -30,22 +33,54 @@ impl Notice {
     }
 }
 
+/// A message page's words, written when the page's language is known
+/// (`web::language` writes the ones an extractor or a fault leaves).
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// The heading's catalogue key.
+    pub heading: &'static str,
+    pub text: MessageText,
+}
+
+#[derive(Debug, Clone)]
+pub enum MessageText {
+    /// A catalogue key.
+    Key(&'static str),
+    /// A refused command, in words for people (`form::refusal`).
+    Refusal(ApiError),
+}
+
+impl Message {
+    pub fn new(heading: &'static str, text: &'static str) -> Self {
+        Message { heading, text: MessageText::Key(text) }
+    }
+
+    pub fn refusal(heading: &'static str, err: ApiError) -> Self {
+        Message { heading, text: MessageText::Refusal(err) }
+    }
+}
+
 #[derive(Template)]
 #[template(path = "message.html")]
-pub struct MessagePage<'a> {
+pub struct MessagePage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
-    pub heading: &'a str,
-    pub text: &'a str,
+    pub heading: String,
+    pub text: String,
 }
 
 /// Renders a template; a template that cannot render is a bug, shown as a plain 500 text.
 pub fn render<T: Template>(page: &T) -> String {
     page.render().unwrap_or_else(|e| {
         tracing::error!(error = %e, "template failed");
-        "<!doctype html><title>오류</title><p>페이지를 그리지 못했습니다.</p>".to_owned()
+        "<!doctype html><title>yeyak</title><p>500</p>".to_owned()
     })
 }
 
-pub fn message_page(heading: &str, text: &str) -> String {
-    render(&MessagePage { nav: None, heading, text })
+pub fn message_page(i18n: PageI18n, message: &Message) -> String {
+    let text = match &message.text {
+        MessageText::Key(key) => i18n.t(key),
+        MessageText::Refusal(err) => super::form::refusal(&i18n, err),
+    };
+    render(&MessagePage { heading: i18n.t(message.heading), text, nav: None, i18n })
 }

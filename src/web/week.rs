@@ -9,8 +9,9 @@ use askama::Template;
 use chrono::{Datelike, Duration, NaiveDate};
 use serde::Deserialize;
 
-use super::day::{area_links, enc, pick_area, today, weekday};
+use super::day::{area_links, enc, pick_area, today};
 use super::form::parse_date;
+use super::language::PageI18n;
 use super::pages::{self, nav, Nav};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::db::DbError;
@@ -72,20 +73,12 @@ pub async fn week(
     let today = today(&state);
     let csrf = Csrf::for_render(&req, &state);
     let q = enc(&area);
+    let i18n = PageI18n::of(&req);
     let page = WeekPage {
         nav: nav(&user, &csrf.token),
-        label: format!(
-            "{}년 {}월 {}일 – {}월 {}일",
-            monday.year(),
-            monday.month(),
-            monday.day(),
-            days[6].month(),
-            days[6].day()
-        ),
-        days: days
-            .iter()
-            .map(|d| (d.to_string(), format!("{}/{} ({})", d.month(), d.day(), weekday(d.weekday())), *d == today))
-            .collect(),
+        label: i18n.week(monday, days[6]),
+        days: days.iter().map(|d| (d.to_string(), i18n.day_in_week(*d), *d == today)).collect(),
+        i18n,
         prev: format!("/rooms/week?date={}&area={q}", monday - Duration::days(7)),
         next: format!("/rooms/week?date={}&area={q}", monday + Duration::days(7)),
         this_week: format!("/rooms/week?date={today}&area={q}"),
@@ -119,6 +112,7 @@ pub struct WeekRow {
 #[derive(Template)]
 #[template(path = "week.html")]
 pub struct WeekPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub label: String,
     /// (date, label, is today) of Monday to Sunday.

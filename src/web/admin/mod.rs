@@ -10,6 +10,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::account::MIN_PASSWORD_CHARS;
+use super::language::PageI18n;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::api_key::{Role, Tenant};
@@ -34,10 +35,7 @@ pub fn admin_only(user: &StaffUser) -> Result<(), WebError> {
     if user.is_admin {
         Ok(())
     } else {
-        Err(WebError::Page(
-            StatusCode::FORBIDDEN,
-            pages::message_page("관리자만 볼 수 있습니다", "이 페이지는 관리자 전용입니다."),
-        ))
+        Err(WebError::message(StatusCode::FORBIDDEN, "error-admin-only-heading", "error-admin-only"))
     }
 }
 
@@ -49,7 +47,12 @@ pub async fn consistency(
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let report = crate::consistency::run(&mut conn, state.check_context()).await?;
     let csrf = Csrf::for_render(&req, &state);
-    let page = ConsistencyPage { nav: nav(&user, &csrf.token), ok: report.ok, checks: report.checks };
+    let page = ConsistencyPage {
+        i18n: PageI18n::of(&req),
+        nav: nav(&user, &csrf.token),
+        ok: report.ok,
+        checks: report.checks,
+    };
     Ok(csrf.attach(html_response(StatusCode::OK, pages::render(&page))))
 }
 
@@ -67,6 +70,7 @@ async fn render_staff(
     drop(conn);
     let csrf = Csrf::for_render(req, state);
     let page = StaffPage {
+        i18n: PageI18n::of(req),
         nav: nav(user, &csrf.token),
         csrf: csrf.token.clone(),
         me: user.id,
@@ -110,17 +114,18 @@ pub async fn add_staff(
     let (username, display, password) =
         (form.get("username").trim(), form.get("display_name").trim(), form.get("password"));
     let email = parse_email(form.get("email"));
-    let refuse = |text: &str| Some(Notice::error(text));
+    let i18n = PageI18n::of(&req);
+    let refuse = |key: &str| Some(Notice::error(i18n.t(key)));
     let problem = if !staff::valid_username(username) {
-        refuse("아이디는 영문·숫자·._- 1~64자입니다.")
+        refuse("staff-refused-username")
     } else if display.is_empty() || display.chars().count() > 100 {
-        refuse("이름을 1~100자로 적어 주세요.")
+        refuse("staff-refused-display-name")
     } else if display.chars().any(crate::text::is_forbidden) {
-        refuse("이름(display_name)에는 제어 문자나 줄바꿈을 쓸 수 없습니다.")
+        refuse("staff-refused-display-name-control")
     } else if password.chars().count() < MIN_PASSWORD_CHARS {
-        refuse("비밀번호는 10자 이상이어야 합니다.")
+        refuse("staff-refused-password")
     } else if email.is_err() {
-        refuse("이메일 주소 형식이 맞지 않습니다.")
+        refuse("staff-refused-email")
     } else {
         None
     };
@@ -136,8 +141,8 @@ pub async fn add_staff(
     };
     let created = run(&state, &user, &command).await?;
     let (message, status) = match created {
-        Some(s) => (Notice::ok(format!("{} 계정을 만들었습니다.", s.username)), StatusCode::OK),
-        None => (Notice::error("이미 있는 아이디입니다."), StatusCode::CONFLICT),
+        Some(s) => (Notice::ok(i18n.t1("staff-created", "username", &s.username)), StatusCode::OK),
+        None => (Notice::error(i18n.t("staff-refused-taken")), StatusCode::CONFLICT),
     };
     render_staff(&state, &req, &user, Some(message), None, status).await
 }
@@ -145,10 +150,7 @@ pub async fn add_staff(
 /// A new password's hash, or a 503 page at once when the hashing queue is full.
 async fn hashed(state: &AppState, password: &str) -> Result<String, WebError> {
     state.hashing.hash(password).await.map_err(|_| {
-        WebError::Page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            pages::message_page("잠시 후 다시 시도해 주세요", "지금은 비밀번호 처리 요청이 많습니다."),
-        )
+        WebError::message(StatusCode::SERVICE_UNAVAILABLE, "error-retry-heading", "error-hashing-busy")
     })
 }
 
@@ -159,7 +161,7 @@ fn path_id(raw: &str) -> Result<i64, WebError> {
 
 /// The 404 page of a staff or key route whose `{id}` names nothing.
 fn no_such_item() -> WebError {
-    WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "없는 항목입니다."))
+    WebError::message(StatusCode::NOT_FOUND, "error-not-found-heading", "error-not-found")
 }
 
 async fn set_disabled(
@@ -170,16 +172,17 @@ async fn set_disabled(
     disabled: bool,
 ) -> Result<HttpResponse, WebError> {
     let id = path_id(id)?;
+    let i18n = PageI18n::of(req);
     if disabled && id == user.id {
-        let message = Notice::error("자기 계정은 끌 수 없습니다.");
+        let message = Notice::error(i18n.t("staff-refused-disable-self"));
         return render_staff(state, req, user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
     let changed = run(state, user, &SetDisabled { id, disabled }).await?;
     let Some(person) = changed else { return Err(no_such_item()) };
     let message = if disabled {
-        format!("{} 계정을 껐습니다. 로그인, 캘린더 구독과 그가 만든 문 앞 화면이 모두 끝났습니다.", person.username)
+        i18n.t1("staff-disabled", "username", &person.username)
     } else {
-        format!("{} 계정을 다시 켰습니다.", person.username)
+        i18n.t1("staff-enabled", "username", &person.username)
     };
     render_staff(state, req, user, Some(Notice::ok(message)), None, StatusCode::OK).await
 }
@@ -213,9 +216,10 @@ pub async fn reset_password(
     AdminForm(StaffForm { user, form }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
     let id = path_id(&id)?;
+    let i18n = PageI18n::of(&req);
     let password = form.get("password");
     if password.chars().count() < MIN_PASSWORD_CHARS {
-        let message = Notice::error("비밀번호는 10자 이상이어야 합니다.");
+        let message = Notice::error(i18n.t("staff-refused-password"));
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
     let command = ResetPassword {
@@ -227,7 +231,7 @@ pub async fn reset_password(
     if !found {
         return Err(no_such_item());
     }
-    let message = Notice::ok("비밀번호를 새로 정했습니다. 그 사람의 다른 로그인은 모두 끝났습니다.");
+    let message = Notice::ok(i18n.t("staff-password-reset"));
     render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
 }
 
@@ -236,29 +240,30 @@ pub async fn add_key(
     req: HttpRequest,
     AdminForm(StaffForm { user, form }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
+    let i18n = PageI18n::of(&req);
     let label = form.get("label");
     let (Ok(tenant), Ok(role)) = (Tenant::parse(form.get("tenant").trim()), form.get("role").parse::<Role>()) else {
-        let message = Notice::error("테넌트(영문·숫자·._- 1~64자)와 역할을 확인해 주세요.");
+        let message = Notice::error(i18n.t("keys-refused-tenant-role"));
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     };
     if label.chars().count() > keys::LABEL_CHARS {
-        let message = Notice::error("메모는 100자까지입니다.");
+        let message = Notice::error(i18n.t("keys-refused-label-long"));
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
     if label.chars().any(crate::text::is_forbidden) {
-        let message = Notice::error("메모(label)에는 제어 문자나 줄바꿈을 쓸 수 없습니다.");
+        let message = Notice::error(i18n.t("keys-refused-label-control"));
         return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
     }
     let command = CreateKey { tenant: tenant.clone(), role, label: label.to_owned() };
     let key = match state.pipeline.run(&super::principal(&state, &user), None, &command).await {
         Ok(key) => key,
         Err(e) if e.code == ErrorCode::ReservedTenant => {
-            let message = Notice::error(format!("{tenant} 테넌트는 yeyak이 쓰는 이름이라 키에 줄 수 없습니다."));
+            let message = Notice::error(i18n.t1("keys-refused-reserved", "tenant", tenant.as_str()));
             return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
         }
         Err(e) => return Err(super::bookings::refused_page(&e)),
     };
-    let message = Notice::ok(format!("{tenant} 테넌트의 {} 키를 만들었습니다.", key.role));
+    let message = Notice::ok(i18n.t2("keys-created", "tenant", tenant.as_str(), "role", key.role.to_string()));
     render_staff(&state, &req, &user, Some(message), Some(key.secret), StatusCode::OK).await
 }
 
@@ -272,13 +277,14 @@ pub async fn revoke_key(
     let id = path_id(&id)?;
     let revoked = run(&state, &user, &RevokeKey { id }).await?;
     let Some(key) = revoked else { return Err(no_such_item()) };
-    let message = Notice::ok(format!("{} 테넌트의 키 #{id}를 폐기했습니다.", key.tenant));
+    let message = Notice::ok(PageI18n::of(&req).t2("keys-revoked", "tenant", &key.tenant, "id", id));
     render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
 }
 
 #[derive(Template)]
 #[template(path = "admin_consistency.html")]
 pub struct ConsistencyPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub ok: bool,
     pub checks: Vec<CheckResult>,
@@ -287,6 +293,7 @@ pub struct ConsistencyPage {
 #[derive(Template)]
 #[template(path = "admin_staff.html")]
 pub struct StaffPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub me: i64,

@@ -11,6 +11,7 @@ use crate::http::reports::RangeQuery;
 use crate::reports::domain::{percent, Utilisation};
 use crate::reports::{chart, store, Period, RoomUse};
 use crate::state::AppState;
+use crate::web::language::PageI18n;
 use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, Csrf, SignedInAdmin, WebError};
 
@@ -21,7 +22,9 @@ pub async fn page(
 ) -> Result<HttpResponse, WebError> {
     let query = RangeQuery::of(&req);
     let csrf = Csrf::for_render(&req, &state);
+    let i18n = PageI18n::of(&req);
     let mut page = ReportsPage {
+        i18n: i18n.clone(),
         nav: nav(&user, &csrf.token),
         from: query.from.clone().unwrap_or_default(),
         to: query.to.clone().unwrap_or_default(),
@@ -36,11 +39,11 @@ pub async fn page(
                 store::utilisation(&mut conn, period, state.policy().timezone).await?
             };
             (page.from, page.to) = (period.from().to_string(), period.to().to_string());
-            page.report = Some(view(&report));
+            page.report = Some(view(&report, &i18n));
             StatusCode::OK
         }
         Err(e) => {
-            page.message = Some(Notice::error(e.korean()));
+            page.message = Some(Notice::error(e.message(&i18n)));
             StatusCode::BAD_REQUEST
         }
     };
@@ -64,14 +67,14 @@ fn query_of(period: Period) -> String {
     format!("from={}&to={}", period.from(), period.to())
 }
 
-fn view(report: &Utilisation) -> ReportView {
+fn view(report: &Utilisation, i18n: &crate::i18n::I18n) -> ReportView {
     let q = query_of(report.period);
     ReportView {
         period: format!("{} ~ {}", report.period.from(), report.period.to()),
         working_hours: format!("{:.0}", report.working_seconds() as f64 / 3600.0),
         lines: report.rooms.iter().map(line).collect(),
         total: line(&report.total()),
-        chart: chart::utilisation_svg(report),
+        chart: chart::utilisation_svg(report, i18n),
         utilisation_csv: format!("/api/admin/reports/utilisation.csv?{q}"),
         bookings_csv: format!("/api/admin/reports/bookings.csv?{q}"),
     }
@@ -103,6 +106,7 @@ pub struct ReportView {
 #[derive(Template)]
 #[template(path = "admin_reports.html")]
 pub struct ReportsPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub from: String,
     pub to: String,

@@ -15,7 +15,8 @@ use crate::idempotency::IdempotencyKey;
 use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
 use crate::web::bookings::refused_page;
-use crate::web::form::{checked, form_key, korean, status_of};
+use crate::web::form::{checked, form_key, refusal, status_of};
+use crate::web::language::PageI18n;
 use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, principal, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
 
@@ -135,7 +136,14 @@ async fn render_list(
         store::list(&mut conn, true).await?
     };
     let csrf = Csrf::for_render(req, state);
-    let page = RoomsAdminPage { nav: nav(user, &csrf.token), csrf: csrf.token.clone(), rooms, message, form };
+    let page = RoomsAdminPage {
+        i18n: PageI18n::of(req),
+        nav: nav(user, &csrf.token),
+        csrf: csrf.token.clone(),
+        rooms,
+        message,
+        form,
+    };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
 
@@ -159,11 +167,11 @@ pub async fn create(
     };
     match attempt.await {
         Ok(room) => {
-            let notice = Notice::ok(format!("{} ({}) 회의실을 추가했습니다.", room.name, room.code));
+            let notice = Notice::ok(PageI18n::of(&req).t2("rooms-created", "name", &room.name, "code", &room.code));
             render_list(&state, &req, &user, Some(notice), RoomForm::blank(), StatusCode::OK).await
         }
         Err(err) => {
-            let notice = Notice::error(korean(&err));
+            let notice = Notice::error(refusal(&PageI18n::of(&req), &err));
             render_list(&state, &req, &user, Some(notice), RoomForm::kept(&form), status_of(&err)).await
         }
     }
@@ -172,7 +180,7 @@ pub async fn create(
 async fn load(state: &AppState, code: &str) -> Result<Room, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     store::find(&mut conn, code).await?.ok_or_else(|| {
-        WebError::Page(StatusCode::NOT_FOUND, pages::message_page("회의실을 찾을 수 없습니다", "없는 회의실입니다."))
+        WebError::message(StatusCode::NOT_FOUND, "rooms-not-found-heading", "rooms-not-found")
     })
 }
 
@@ -205,6 +213,7 @@ async fn render_edit_with(
     };
     let csrf = Csrf::for_render(req, state);
     let page = RoomEditPage {
+        i18n: PageI18n::of(req),
         nav: nav(user, &csrf.token),
         csrf: csrf.token.clone(),
         form: form.unwrap_or_else(|| RoomForm::of(&room)),
@@ -241,7 +250,7 @@ pub async fn update(
     };
     match attempt.await {
         Ok(room) => {
-            let notice = Notice::ok("회의실 정보를 바꿨습니다.");
+            let notice = Notice::ok(PageI18n::of(&req).t("rooms-updated"));
             render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await
         }
         Err(err) => {
@@ -249,7 +258,7 @@ pub async fn update(
             let mut kept = RoomForm::kept(&form);
             kept.code = room.code.clone();
             kept.code_locked = true;
-            let notice = Notice::error(korean(&err));
+            let notice = Notice::error(refusal(&PageI18n::of(&req), &err));
             render_edit(&state, &req, &user, room, Some(kept), Some(notice), status_of(&err)).await
         }
     }
@@ -269,15 +278,12 @@ pub async fn retire(
     };
     match attempt.await {
         Ok(room) => {
-            let notice = Notice::ok(format!(
-                "{} ({}) 회의실을 폐지했습니다. 지난 예약은 기록에 남습니다.",
-                room.name, room.code
-            ));
+            let notice = Notice::ok(PageI18n::of(&req).t2("rooms-retired", "name", &room.name, "code", &room.code));
             render_list(&state, &req, &user, Some(notice), RoomForm::blank(), StatusCode::OK).await
         }
         Err(err) => {
             let room = load(&state, &code).await?;
-            let notice = Notice::error(korean(&err));
+            let notice = Notice::error(refusal(&PageI18n::of(&req), &err));
             render_edit(&state, &req, &user, room, None, Some(notice), status_of(&err)).await
         }
     }
@@ -296,11 +302,11 @@ pub async fn issue_display_token(
     match issued {
         Ok(token) => {
             let url = format!("/display/{}?token={token}", room.code);
-            let notice = Notice::ok("도어 디스플레이 주소를 만들었습니다. 지금 한 번만 보입니다.");
+            let notice = Notice::ok(PageI18n::of(&req).t("rooms-display-issued"));
             render_edit_with(&state, &req, &user, room, None, Some(notice), Some(url), StatusCode::OK).await
         }
         Err(e) if e.code.status().is_server_error() => Err(refused_page(&e)),
-        Err(e) => render_edit(&state, &req, &user, room, None, Some(Notice::error(korean(&e))), status_of(&e)).await,
+        Err(e) => render_edit(&state, &req, &user, room, None, Some(Notice::error(refusal(&PageI18n::of(&req), &e))), status_of(&e)).await,
     }
 }
 
@@ -314,7 +320,7 @@ pub async fn revoke_display_tokens(
     let command = crate::display::RevokeTokens { room: code.to_string() };
     let revoked = state.pipeline.run(&principal(&state, &user), None, &command).await.map_err(|e| refused_page(&e))?;
     let room = load(&state, &code).await?;
-    let notice = Notice::ok(format!("도어 디스플레이 토큰 {revoked}개를 폐기했습니다."));
+    let notice = Notice::ok(PageI18n::of(&req).t1("rooms-display-revoked", "count", revoked));
     render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await
 }
 
@@ -339,6 +345,7 @@ pub struct RoomForm {
 #[derive(Template)]
 #[template(path = "admin_rooms.html")]
 pub struct RoomsAdminPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub rooms: Vec<crate::catalogue::domain::Room>,
@@ -349,6 +356,7 @@ pub struct RoomsAdminPage {
 #[derive(Template)]
 #[template(path = "admin_room.html")]
 pub struct RoomEditPage {
+    pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub room: crate::catalogue::domain::Room,

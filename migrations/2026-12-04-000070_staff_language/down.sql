@@ -1,0 +1,1 @@
+ALTER TABLE staff_user DROP COLUMN language;

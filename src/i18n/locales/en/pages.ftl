@@ -1,0 +1,384 @@
+# Every page (SPEC §5, §19): the header, the language switch, message pages.
+app-name = Bookings
+nav-label = User
+nav-admin = admin
+nav-week = Week
+nav-my = My bookings
+nav-find = Find a free room
+nav-account = My account
+nav-approvals = Approvals
+nav-rooms = Rooms
+nav-reports = Usage report
+nav-consistency = Consistency
+nav-staff = Accounts and API keys
+nav-logout = Sign out
+nav-language = Language
+message-back = To today's rooms
+error-retry-heading = Please try again in a moment
+error-bad-request = Bad request
+error-form-unreadable = The form could not be read.
+error-too-large = Request too large
+error-form-too-large = The form is too large.
+error-not-done = The request was not carried out
+error-csrf = The security token is missing or does not match. Reload the page and try again.
+error-admin-only-heading = For admins only
+error-admin-only = This page is for admins.
+error-hashing-busy = Too many password requests right now.
+error-not-found-heading = Not found
+error-not-found = There is no such item.
+
+# Sign-in and the account page (SPEC §13, §15, §19, §21).
+login-title = Sign in
+login-username = Username
+login-password = Password
+login-submit = Sign in
+login-locked = Too many sign-in attempts. Please try again later.
+login-wrong = The username or password is not right.
+login-busy = Too many sign-ins right now. Please try again in a moment.
+account-title = My account
+account-language-heading = Language
+account-language-label = Language of pages and mail
+account-language-submit = Save
+account-language-saved = Your language is now English: pages and mail come in English.
+account-language-invalid = Choose the language: ko or en.
+account-feed-heading = Calendar subscription
+account-feed-hint = Subscribe to this address in a calendar app to see your bookings. Anyone who knows the address can read it, so do not share it.
+account-feed-rotate = Make a new address (the old one stops)
+account-feed-rotated = A new calendar address is made. The old one no longer opens.
+account-password-heading = Change password
+account-password-current = Current password
+account-password-new = New password (at least 10 characters)
+account-password-submit = Change
+account-password-too-short = The new password needs at least 10 characters.
+account-password-throttled = Too many password checks. Please try again later.
+account-password-wrong = The current password is not right.
+account-password-changed = Your password is changed. Your sign-ins elsewhere have ended.
+
+# Accounts and API keys (/admin/staff, SPEC §13, §15).
+staff-title = Accounts and API keys
+staff-heading = Staff accounts
+staff-col-name = Name
+staff-col-username = Username
+staff-col-email = Email
+staff-col-state = State
+staff-col-manage = Manage
+staff-state-disabled = disabled
+staff-state-active = active
+staff-enable = Enable
+staff-disable = Disable
+staff-new-password = New password
+staff-set-password = Set password
+staff-add-heading = Add an account
+staff-username = Username
+staff-display-name = Name
+staff-email = Email (optional)
+staff-password = Password (at least 10 characters)
+staff-is-admin = Admin
+staff-add = Add
+staff-refused-username = A username is 1 to 64 letters, digits, ., _ or -.
+staff-refused-display-name = Give the name in 1 to 100 characters.
+staff-refused-display-name-control = The name (display_name) may not hold control characters or line breaks.
+staff-refused-password = A password needs at least 10 characters.
+staff-refused-email = The email address is not well-formed.
+staff-refused-taken = This username exists.
+staff-refused-disable-self = You cannot disable your own account.
+staff-created = The account { $username } is made.
+staff-disabled = The account { $username } is disabled. Its sign-ins, calendar subscription and the door displays it made have all ended.
+staff-enabled = The account { $username } is enabled again.
+staff-password-reset = The password is set. That person's other sign-ins have all ended.
+keys-create-heading = Make an API key
+keys-new = New key (shown only this once):
+keys-tenant = Tenant
+keys-role = Role
+keys-label = Label
+keys-create = Make the key
+keys-heading = API keys
+keys-col-id = No.
+keys-col-last-used = Last used
+keys-configured = setting
+keys-revoked-state = revoked
+keys-revoke = Revoke
+keys-managed-by-setting = managed in YEYAK_API_KEYS
+keys-refused-tenant-role = Check the tenant (1 to 64 letters, digits, ., _ or -) and the role.
+keys-refused-label-long = A label is at most 100 characters.
+keys-refused-label-control = The label may not hold control characters or line breaks.
+keys-refused-reserved = The tenant { $tenant } is a name yeyak uses itself and cannot have a key.
+keys-created = The { $role } key of the tenant { $tenant } is made.
+keys-revoked = Key #{ $id } of the tenant { $tenant } is revoked.
+
+# The consistency report (/admin/consistency, SPEC §5).
+consistency-title = Consistency check
+consistency-all-zero = all 0
+consistency-problems = problems found
+consistency-col-check = Check
+consistency-col-description = Description
+consistency-col-count = Count
+
+# The room catalogue (/admin/rooms, SPEC §8, §11).
+rooms-title = Rooms
+rooms-list = List of rooms
+rooms-col-code = Code
+rooms-col-name = Name
+rooms-col-area = Area
+rooms-col-position = Position
+rooms-col-suite = Suite
+rooms-col-capacity = Seats
+rooms-col-equipment = Equipment
+rooms-col-rules = Rules
+rooms-col-state = State
+rooms-rule-max = at most { $minutes } min
+rooms-rule-horizon = { $days ->
+    [one] 1 day ahead
+   *[other] { $days } days ahead
+}
+rooms-rule-check-in = check-in
+rooms-rule-approval = approval
+rooms-state-active = in use
+rooms-state-retired = retired
+rooms-add-heading = Add a room
+rooms-add = Add
+rooms-created = The room { $name } ({ $code }) is added.
+rooms-updated = The room is changed.
+rooms-retired = The room { $name } ({ $code }) is retired. Its past bookings stay on record.
+rooms-display-issued = A door display address is made. It is shown only this once.
+rooms-display-revoked = { $count ->
+    [one] 1 door display token is revoked.
+   *[other] { $count } door display tokens are revoked.
+}
+rooms-not-found-heading = Room not found
+rooms-not-found = There is no such room.
+room-title = Manage { $name }
+room-save = Save
+room-retired = This room is retired. Its past bookings stay on record.
+room-display-heading = Door display
+room-display-hint = The address for the tablet at the door. Its token opens this room's display and nothing else. Tokens in use: { $count }
+room-display-new = New address (shown only this once):
+room-display-issue = Make a display address
+room-display-revoke = Revoke every display token
+room-retire-heading = Retire the room
+room-retire-hint = A retired room cannot be booked any more; its past bookings stay on record.
+room-retire-cancel-future = Cancel its upcoming bookings too (linked bookings are cancelled in every room)
+room-retire = Retire
+room-field-code-fixed = The code cannot be changed.
+room-field-position = Position (empty: last)
+room-field-suite = Suite (the same for rooms booked together; empty for none)
+room-field-equipment = Equipment (comma-separated)
+room-field-max-duration = Longest booking (minutes)
+room-field-horizon = Bookable days ahead (empty: no limit)
+room-field-check-in = Check-in required
+room-field-approval = Approval required
+
+# The usage report (/admin/reports, SPEC §12).
+report-heading = Room usage report
+report-from = From
+report-to = To (inclusive)
+report-show = Show
+report-hint = Working hours are weekdays 09:00–18:00 ({ $timezone }). A period is at most 366 days; bookings, cancellations and releases count by their start.
+report-working-hours = { $hours } working hours per room
+report-downloads = Download:
+report-download-utilisation = utilisation per room (CSV)
+report-download-bookings = list of bookings (CSV)
+report-chart-caption = Utilisation of working hours per room: the share of weekdays 09–18 taken by confirmed and released bookings
+report-chart-axis = Working-hours utilisation
+report-chart-title = Working-hours utilisation per room ({ $period })
+report-no-rooms = No rooms in use.
+report-caption = Use per room ({ $period })
+report-col-room = Room
+report-col-hours = Booked (hours)
+report-col-bookings = Bookings
+report-col-cancellations = Cancelled
+report-col-releases = Released (no-show)
+report-total = Total
+report-hours-hint = Booked time is in hours. A booking of several rooms counts once per room (the total is room-hours).
+report-refused-from = Choose the start date as YYYY-MM-DD.
+report-refused-to = Choose the end date as YYYY-MM-DD.
+report-refused-reversed = The end date cannot be before the start date.
+report-refused-too-long = A report covers at most { $days } days.
+
+# A booking's page and its cancellation (SPEC §5, §9, §12).
+booking-not-found-heading = Booking not found
+booking-not-found = There is no such booking.
+booking-back = Back to that day's rooms
+booking-rooms = Rooms
+booking-time = Time
+booking-organizer = Booked by
+booking-status = Status
+booking-checked-in-at = checked in at { $time }
+booking-series = Repeats
+booking-exception = changed on this date only
+booking-check-in = Check in
+booking-checked-in = Checked in.
+booking-move-heading = Move to another time
+booking-move = Move
+booking-cancel-link = Cancel the booking…
+booking-ics = Calendar file (.ics)
+booking-history = History
+form-date = Date
+form-start = Start
+form-end = End
+cancel-title = Cancel booking
+cancel-question = Cancel this booking?
+cancel-scope = What of the repeating booking should be cancelled?
+cancel-scope-one = This date only
+cancel-scope-following = This date and all after it
+cancel-scope-series = The whole series (upcoming dates)
+cancel-yes = Yes, cancel it
+cancel-no = No
+status-confirmed = confirmed
+status-pending = awaiting approval
+status-cancelled = cancelled
+status-rejected = rejected
+status-released = released automatically
+history-created = booked
+history-moved = time changed
+history-retitled = title changed
+history-cancelled = cancelled
+history-checked-in = checked in
+history-released = released automatically
+history-approved = approved
+history-rejected = rejected
+history-field-title = title
+history-field-rooms = rooms
+history-field-starts-at = start
+history-field-ends-at = end
+history-field-status = status
+history-field-checked-in-at = check-in
+history-field-released-at = released
+history-field-reason = reason
+
+# Approvals (/admin/approvals, SPEC §12).
+approvals-title = Approvals
+approvals-heading = Bookings awaiting approval
+approvals-none = No bookings are waiting.
+approvals-approve = Approve
+approvals-reason = Reason for rejecting
+approvals-reason-optional = Reason for rejecting (optional)
+approvals-reject = Reject
+approvals-approved = The booking { $title } ({ $time }) is approved.
+approvals-rejected = The booking { $title } ({ $time }) is rejected.
+
+# My bookings (/my, SPEC §9).
+my-none = No upcoming bookings.
+my-book-one = Book a room.
+my-upcoming = Upcoming bookings
+my-repeats = repeats
+my-series = My repeating bookings
+my-series-none = No repeating bookings in progress.
+my-series-ahead = { $count ->
+    [one] 1 more time
+   *[other] { $count } more times
+}
+my-series-next = next:
+my-series-cancel = cancel…
+form-title = Title
+
+# Find a free room (/find, SPEC §8).
+find-all-areas = All areas
+find-known-equipment = Equipment there is:
+find-no-equipment = none
+find-submit = Find
+find-found = { $count ->
+    [one] 1 free room
+   *[other] { $count } free rooms
+}
+find-none = No free room fits. Try another time or fewer seats.
+find-book-column = Book
+find-book = Book { $name }
+room-seats = { $count ->
+    [one] 1 seat
+   *[other] { $count } seats
+}
+
+# The day page (/, /rooms, SPEC §5, §8, §9).
+day-title = Rooms on { $date }
+day-nav = Move by day
+day-prev = Previous day
+day-today = Today
+day-next = Next day
+day-pick = Choose a date
+day-go = Go
+day-grid-label = Bookings of { $area } on { $date }
+day-free-cell = { $room } { $start }–{ $end } free, book it
+day-legend-free = free (click to book)
+day-legend-booked = booked
+day-book-heading = Book a room
+day-repeat-until = Repeat until (inclusive)
+day-repeat-none = Does not repeat
+day-repeat-daily = Every day
+day-repeat-weekly = Every week
+day-repeat-biweekly = Every two weeks
+day-repeat-monthly = Every month
+day-rooms-legend = Rooms (only neighbours of one suite together: e.g. A+B, B+C, A+B+C)
+day-taken-dates = Dates already booked:
+day-book = Book
+day-book-rest = Book the other dates only
+day-notice-series = { $count ->
+    [one] 1 repeating booking is made.
+   *[other] { $count } repeating bookings are made.
+}
+day-notice-series-skipped = { $count ->
+    [one] 1 repeating booking is made.
+   *[other] { $count } repeating bookings are made.
+} { $skipped ->
+    [one] 1 date already booked was skipped.
+   *[other] { $skipped } dates already booked were skipped.
+}
+day-notice-booked = Booked.
+day-notice-moved = The booking is moved.
+day-notice-cancelled = The booking is cancelled. That time is free again.
+
+# The week page (/rooms/week, SPEC §9).
+week-title = Rooms in the week { $week }
+week-nav = Move by week
+week-prev = Previous week
+week-this = This week
+week-next = Next week
+week-grid-label = Bookings of { $area } in the week { $week }
+
+# The door display (/display/{code}, SPEC §11).
+display-not-found-heading = The display cannot open
+display-not-found = The address or its token is not right.
+display-busy = In use
+display-free = Free
+display-clock = Time now
+display-now = Now
+display-checked-in = checked in
+display-no-booking = No booking
+display-book-now = Book now
+display-book-now-title = Booked at the door
+display-organizer = Door display ({ $room })
+display-minutes = { $minutes } min
+display-next = Next bookings
+display-no-more = No more bookings today.
+display-check-in-rule = a booking not checked in after its start is released automatically
+display-check-in = Check in ({ $title })
+display-until = until { $time }
+display-rest-of-day = for the rest of the day
+
+# Calendar feeds (/ical/…, SPEC §10).
+feed-not-found-heading = Calendar not found
+feed-not-found = The address is not right.
+# Refused forms (SPEC §5, §15, §21): the form's own words for a field.
+form-field-title = Give the title in 1 to 200 characters.
+form-field-rooms = Choose at least one room (each room once).
+form-field-date = Choose the date as YYYY-MM-DD.
+form-field-times = Choose the start and end times as HH:MM.
+form-field-code = A code is 1 to 32 letters, digits, _ or -.
+form-field-name = Give the name in 1 to 100 characters.
+form-field-area = Give the area's name in 1 to 100 characters.
+form-field-suite = A suite's name is 1 to 100 characters (leave it empty for none).
+form-field-capacity = Seats are a number from 1 to 10000.
+form-field-equipment = Equipment is comma-separated tags of lower-case letters, digits and - (e.g. projector, video).
+form-field-position = The position is a number from 1.
+form-field-max-duration = The longest booking is 1 to 10080 minutes.
+form-field-horizon = Bookable ahead is 1 to 3650 days (leave it empty for no limit).
+form-field-repeat-until = Choose the date the repetition ends.
+form-field-repeat = Choose how it repeats.
+form-field-other = Please check what you entered.
+form-refused-resubmitted = This form was already sent with other contents. Reload the page and try again.
+form-refused-series-conflict = { $count ->
+    [one] One date is already booked. You can book the other dates without it.
+   *[other] { $count } dates are already booked. You can book the other dates without them.
+}
+form-refused-in-progress = The same request is being handled. Reload in a moment.
+form-refused-busy = Too many requests right now. Please try again in a moment.
