@@ -187,7 +187,9 @@ async fn render_account(
     message: Option<Notice>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
-    render_account_in(state, req, user, PageI18n::of(req), message, status).await
+    let i18n = PageI18n::of(req);
+    let choice = user.language().unwrap_or(i18n.lang());
+    render_account_in(state, req, user, i18n, choice, message, status).await
 }
 
 async fn render_account_in(
@@ -195,6 +197,7 @@ async fn render_account_in(
     req: &HttpRequest,
     user: &StaffUser,
     i18n: PageI18n,
+    choice: crate::i18n::Lang,
     message: Option<Notice>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
@@ -203,7 +206,7 @@ async fn render_account_in(
     drop(conn);
     let csrf = Csrf::for_render(req, state);
     let page = AccountPage {
-        language: i18n.tag(),
+        language: choice.tag(),
         i18n,
         nav: pages::nav(user, &csrf.token),
         csrf: csrf.token.clone(),
@@ -300,7 +303,7 @@ pub async fn choose_language(
     }
     let i18n = PageI18n::in_lang(&req, lang);
     let message = Notice::ok(i18n.t("account-language-saved"));
-    let mut res = render_account_in(&state, &req, &user, i18n, Some(message), StatusCode::OK).await?;
+    let mut res = render_account_in(&state, &req, &user, i18n, lang, Some(message), StatusCode::OK).await?;
     let _ = res.add_cookie(&language::remember(&state, lang));
     Ok(res)
 }
@@ -321,7 +324,7 @@ pub struct LoginPage {
 #[template(path = "account.html")]
 pub struct AccountPage {
     pub i18n: PageI18n,
-    /// The page's language tag (the choice the form shows).
+    /// The language the form shows chosen: the person's, else the page's.
     pub language: &'static str,
     pub nav: Option<Nav>,
     pub csrf: String,

@@ -44,6 +44,60 @@ fn both_catalogues_hold_the_same_keys_and_a_message_for_every_error_code() {
     }
 }
 
+/// Every catalogue key the sources name: `i18n.t…("key"` in the templates,
+/// and in the Rust sources every string literal shaped like a key whose
+/// first part is one of the catalogues' (`"day-notice-booked"`), so a key
+/// chosen by a `match` counts too. Keys made at run time (`api-{code}`) are
+/// checked above, code by code.
+fn keys_used() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let areas: std::collections::BTreeSet<String> = keys(Lang::Ko)
+        .into_iter()
+        .filter(|k| !k.starts_with("api-"))
+        .map(|k| k.split('-').next().unwrap().to_owned())
+        .collect();
+    let mut used = Vec::new();
+    let mut files = vec![root.join("src"), root.join("templates")];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let name = path.display().to_string();
+        let source = std::fs::read_to_string(&path).unwrap_or_default();
+        let shaped = |s: &str| {
+            s.split('-').count() > 1
+                && s.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        };
+        if name.ends_with(".html") {
+            for part in source.split("i18n.t").skip(1) {
+                let Some(rest) = part.trim_start_matches(['1', '2', '3']).strip_prefix("(\"") else { continue };
+                used.push((rest.split('"').next().unwrap().to_owned(), name.clone()));
+            }
+        } else if name.ends_with(".rs") {
+            for (i, literal) in source.split('"').enumerate() {
+                if i % 2 == 1 && shaped(literal) && areas.contains(literal.split('-').next().unwrap()) {
+                    used.push((literal.to_owned(), name.clone()));
+                }
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn every_key_the_templates_and_the_code_use_is_in_both_catalogues() {
+    let used = keys_used();
+    assert!(used.len() > 300, "the sources use the catalogue: {}", used.len());
+    assert!(used.iter().any(|(k, f)| k == "day-notice-booked" && f.ends_with("day.rs")));
+    assert!(used.iter().any(|(k, f)| k == "nav-logout" && f.ends_with("base.html")));
+    for lang in Lang::ALL {
+        let known = keys(lang);
+        let missing: Vec<&(String, String)> = used.iter().filter(|(k, _)| !known.contains(k)).collect();
+        assert!(missing.is_empty(), "missing in {lang:?}: {missing:#?}");
+    }
+}
+
 async fn conflict(app: &TestApp, idem: &str, accept: Option<&str>) -> (StatusCode, Value, reqwest::header::HeaderMap) {
     let mut req = app
         .request(reqwest::Method::POST, "/api/bookings", TENANT_ONE, Some("bob"))

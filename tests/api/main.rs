@@ -22,6 +22,7 @@ mod fuzz;
 mod hostile;
 mod idempotency;
 mod languages;
+mod languages_pages;
 mod matrix;
 mod operations;
 mod outbox;

@@ -104,12 +104,13 @@ impl RoomForm {
         }
     }
 
+    /// An empty form; its area is filled from the catalogue when shown.
     fn blank() -> Self {
         RoomForm {
             code: String::new(),
             code_locked: false,
             name: String::new(),
-            area: crate::catalogue::domain::DEFAULT_AREA.to_owned(),
+            area: String::new(),
             capacity: "8".into(),
             equipment: String::new(),
             suite: String::new(),
@@ -128,13 +129,18 @@ async fn render_list(
     req: &HttpRequest,
     user: &StaffUser,
     message: Option<Notice>,
-    form: RoomForm,
+    mut form: RoomForm,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
     let rooms = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         store::list(&mut conn, true).await?
     };
+    if form.area.is_empty() {
+        // A new room goes where the first room is, unless told otherwise.
+        let first = rooms.iter().find(|r| r.active).map(|r| r.area.clone());
+        form.area = first.unwrap_or_else(|| crate::catalogue::domain::DEFAULT_AREA.to_owned());
+    }
     let csrf = Csrf::for_render(req, state);
     let page = RoomsAdminPage {
         i18n: PageI18n::of(req),
