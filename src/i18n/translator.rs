@@ -96,7 +96,9 @@ impl I18n {
         self.lookup(key, &[(n1, &v1), (n2, &v2)])
     }
 
-    /// The text of `key` with three arguments.
+    /// The text of `key` with three arguments (name and value pairs, as a
+    /// template writes them).
+    #[allow(clippy::too_many_arguments)]
     pub fn t3(&self, key: &str, n1: &str, v1: impl Arg, n2: &str, v2: impl Arg, n3: &str, v3: impl Arg) -> String {
         self.lookup(key, &[(n1, &v1), (n2, &v2), (n3, &v3)])
     }

@@ -106,7 +106,10 @@ mod tests {
         };
         let period = Period::parse(Some("2026-11-02"), Some("2026-11-02"), chrono::NaiveDate::MIN).unwrap();
         let one = Utilisation { period, rooms: vec![room("A", 16_200)] };
-        assert!(utilisation_svg(&one, &I18n::new(crate::i18n::Lang::Ko)).unwrap().lines().any(|l| l == "A"), "a single room draws");
+        assert!(
+            utilisation_svg(&one, &I18n::new(crate::i18n::Lang::Ko)).unwrap().lines().any(|l| l == "A"),
+            "a single room draws"
+        );
         let report = Utilisation { period, rooms: vec![room("A", 16_200), room("B", 0)] };
         let svg = utilisation_svg(&report, &I18n::new(crate::i18n::Lang::Ko)).unwrap();
         let labels = svg.lines().filter(|l| *l == "A" || *l == "B").count();

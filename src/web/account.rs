@@ -251,7 +251,9 @@ pub async fn change_password(
     let current = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         if let Some(until) = throttle::locked_until(&mut conn, &attempt, now).await? {
-            return again("account-password-throttled", StatusCode::TOO_MANY_REQUESTS).await.map(|res| throttled(res, until, now));
+            return again("account-password-throttled", StatusCode::TOO_MANY_REQUESTS)
+                .await
+                .map(|res| throttled(res, until, now));
         }
         staff::password_hash_of(&mut conn, user.id).await?
     };

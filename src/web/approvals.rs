@@ -75,7 +75,9 @@ async fn decide(
             let notice = Notice::ok(i18n.t2(key, "title", &b.title, "time", time_label(state, &i18n, &b)));
             render(state, req, &user, Some(notice), StatusCode::OK).await
         }
-        Err(err) => render(state, req, &user, Some(Notice::error(refusal(&PageI18n::of(req), &err))), status_of(&err)).await,
+        Err(err) => {
+            render(state, req, &user, Some(Notice::error(refusal(&PageI18n::of(req), &err))), status_of(&err)).await
+        }
     }
 }
 

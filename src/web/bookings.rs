@@ -12,13 +12,13 @@ use askama::Template;
 use super::day::{self, enc, room_choices, DayView};
 use super::form::{form_key, form_range, parse_date, refusal, status_of};
 use super::language::PageI18n;
-use crate::i18n::I18n;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, principal, Csrf, FormData, SignedIn, StaffForm, WebError};
 use crate::auth::staff::StaffUser;
 use crate::checkin::CheckIn;
 use crate::db::DbError;
 use crate::error::ApiError;
+use crate::i18n::I18n;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::booking::{self as store, Booking};
 use crate::rooms::domain::{RequestedRooms, Status, Title};
@@ -149,9 +149,9 @@ pub async fn create(
 
 pub async fn load(state: &AppState, id: i64) -> Result<Booking, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    store::find(&mut conn, id).await?.ok_or_else(|| {
-        WebError::message(StatusCode::NOT_FOUND, "booking-not-found-heading", "booking-not-found")
-    })
+    store::find(&mut conn, id)
+        .await?
+        .ok_or_else(|| WebError::message(StatusCode::NOT_FOUND, "booking-not-found-heading", "booking-not-found"))
 }
 
 /// The organizer rule, as the commands judge it.
@@ -258,7 +258,16 @@ pub async fn move_booking(
         Err(err) => {
             let b = load(&state, id).await?;
             let kept = (form.get("date").to_owned(), form.get("start").to_owned(), form.get("end").to_owned());
-            render_detail(&state, &req, &user, b, Some(Notice::error(refusal(&PageI18n::of(&req), &err))), Some(kept), status_of(&err)).await
+            render_detail(
+                &state,
+                &req,
+                &user,
+                b,
+                Some(Notice::error(refusal(&PageI18n::of(&req), &err))),
+                Some(kept),
+                status_of(&err),
+            )
+            .await
         }
     }
 }
@@ -278,7 +287,16 @@ pub async fn check_in(
         Ok(b) => Err(WebError::Redirect(format!("/bookings/{}?checked_in=1", b.id))),
         Err(err) => {
             let b = load(&state, id).await?;
-            render_detail(&state, &req, &user, b, Some(Notice::error(refusal(&PageI18n::of(&req), &err))), None, status_of(&err)).await
+            render_detail(
+                &state,
+                &req,
+                &user,
+                b,
+                Some(Notice::error(refusal(&PageI18n::of(&req), &err))),
+                None,
+                status_of(&err),
+            )
+            .await
         }
     }
 }
@@ -349,7 +367,16 @@ pub async fn cancel(
         }
         Err(err) => {
             let b = load(&state, id).await?;
-            render_detail(&state, &req, &user, b, Some(Notice::error(refusal(&PageI18n::of(&req), &err))), None, status_of(&err)).await
+            render_detail(
+                &state,
+                &req,
+                &user,
+                b,
+                Some(Notice::error(refusal(&PageI18n::of(&req), &err))),
+                None,
+                status_of(&err),
+            )
+            .await
         }
     }
 }

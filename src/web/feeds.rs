@@ -13,10 +13,10 @@ use diesel_async::RunQueryDsl;
 use serde::Deserialize;
 
 use crate::calendar::ics::{self, People};
-use crate::i18n::{I18n, Lang};
 use crate::calendar::token;
 use crate::db::cached::CacheExt;
 use crate::db::{Conn, DbError};
+use crate::i18n::{I18n, Lang};
 use crate::rooms::booking::{Booking, BOOKING_COLUMNS};
 use crate::state::AppState;
 use crate::web::language::PageI18n;

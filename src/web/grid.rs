@@ -250,8 +250,15 @@ mod tests {
     #[test]
     fn blocks_sit_at_minute_precision_and_span_linked_rooms() {
         let date = NaiveDate::from_ymd_opt(2030, 1, 7).unwrap();
-        let g =
-            layout(&I18n::new(Lang::Ko), &rooms(), &[booking(1, &["A", "B"], (9, 5), (10, 20))], chrono_tz::Asia::Seoul, date, Some(1), None);
+        let g = layout(
+            &I18n::new(Lang::Ko),
+            &rooms(),
+            &[booking(1, &["A", "B"], (9, 5), (10, 20))],
+            chrono_tz::Asia::Seoul,
+            date,
+            Some(1),
+            None,
+        );
         assert_eq!(g.rows, 15 * 60);
         let b = &g.blocks[0];
         assert_eq!((b.col, b.span, b.row, b.len, b.highlighted), (2, 2, 2 * 60 + 5, 75, true));

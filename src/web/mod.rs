@@ -269,11 +269,15 @@ impl FromRequest for FormData {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let bytes = web::Bytes::from_request(req, payload);
         Box::pin(async move {
-            let body = bytes
-                .await
-                .map_err(|_| WebError::message(StatusCode::BAD_REQUEST, "error-bad-request", "error-form-unreadable"))?;
+            let body = bytes.await.map_err(|_| {
+                WebError::message(StatusCode::BAD_REQUEST, "error-bad-request", "error-form-unreadable")
+            })?;
             if body.len() > FORM_LIMIT {
-                return Err(WebError::message(StatusCode::PAYLOAD_TOO_LARGE, "error-too-large", "error-form-too-large"));
+                return Err(WebError::message(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "error-too-large",
+                    "error-form-too-large",
+                ));
             }
             let mut map: HashMap<String, Vec<String>> = HashMap::new();
             for (k, v) in url::form_urlencoded::parse(&body) {

@@ -1,14 +1,14 @@
 //! `/my`: the signed-in person's upcoming bookings and series, with links to
 //! change them.
 
-use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
-use askama::Template;
 use super::language::PageI18n;
 use super::pages::{self, nav, Nav};
 use super::{html_response, principal, Csrf, SignedIn, WebError};
 use crate::db::DbError;
 use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use askama::Template;
 
 /// Most upcoming bookings listed.
 const LIMIT: i64 = 200;

@@ -1,8 +1,9 @@
 //! End to end in headless Chromium (Debian's chromium and chromium-driver),
 //! driven over WebDriver: sign in, book A+B by clicking a free cell and
 //! filling the form, see the block, try an overlap and read
-//! "이미 예약된 시간입니다", cancel and see the time free again. Screenshots go
-//! to `target/screenshots/`.
+//! "이미 예약된 시간입니다", cancel and see the time free again; the day, week,
+//! door display and sign-in pages in English too. The browser asks for
+//! Korean (`intl.accept_languages`). Screenshots go to `target/screenshots/`.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -52,7 +53,9 @@ async fn browser(port: u16) -> Client {
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                      "--disable-background-networking", "--disable-component-update", "--disable-sync",
                      "--disable-dev-shm-usage", "--lang=ko-KR", "--window-size=1280,1100",
-                     format!("--user-data-dir={}", profile.display())]
+                     format!("--user-data-dir={}", profile.display())],
+            // Headless Chromium sends its own Accept-Language whatever `--lang` says.
+            "prefs": { "intl.accept_languages": "ko-KR,ko" }
         }
     });
     let caps = caps.as_object().unwrap().clone().into_iter().collect();
@@ -518,4 +521,72 @@ async fn the_reports_page_in_a_real_browser() {
     .await;
     let _ = c.close().await;
     result.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_day_week_door_and_sign_in_pages_in_english_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let world = crate::languages_pages::world(&app).await;
+    // Later today at the door: a booking, shown as the next one.
+    use chrono::DurationRound;
+    use yeyak::clock::Clock;
+    let hour = app.clock.now().duration_trunc(chrono::Duration::hours(1)).unwrap() + chrono::Duration::hours(2);
+    app.create_booking(
+        TENANT_ONE,
+        "ops",
+        "door-next",
+        &json!({"title": "Design review", "rooms": ["A"], "startsAt": hour.to_rfc3339(),
+                "endsAt": (hour + chrono::Duration::minutes(50)).to_rfc3339(), "organizerName": "Dana"}),
+    )
+    .await;
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = english_pages(&app, &c, &world.date, &world.display).await;
+    let _ = c.close().await;
+    result.unwrap();
+}
+
+async fn english_pages(
+    app: &TestApp,
+    c: &Client,
+    date: &str,
+    display: &str,
+) -> Result<(), fantoccini::error::CmdError> {
+    let lang = || async { c.find(Locator::Css("html")).await?.attr("lang").await };
+    c.goto(&app.url("/login")).await?;
+    assert_eq!(lang().await?.as_deref(), Some("ko"), "the browser asks for Korean");
+    // The switch: English, remembered from here on.
+    c.find(Locator::Css(".lang a[hreflang=en]")).await?.click().await?;
+    c.wait().for_element(Locator::Css("html[lang=en]")).await?;
+    assert!(c.source().await?.contains("<h1>Sign in</h1>"));
+    screenshot(c, "login-en").await;
+    assert_accessible(c, "sign-in page in English").await;
+    c.find(Locator::Css("#username")).await?.send_keys(ADMIN_USER).await?;
+    c.find(Locator::Css("#password")).await?.send_keys(ADMIN_PASSWORD).await?;
+    c.find(Locator::Css("form[action='/login'] button")).await?.click().await?;
+    c.wait().for_element(Locator::Css(".grid")).await?;
+    c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+    c.wait().for_element(Locator::Css(".grid")).await?;
+    assert_eq!(lang().await?.as_deref(), Some("en"));
+    let heading = c.find(Locator::Css("h1")).await?.text().await?;
+    let day = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").unwrap();
+    assert_eq!(heading, yeyak::i18n::I18n::new(yeyak::i18n::Lang::En).date(day), "a natural English date");
+    screenshot(c, "day-en").await;
+    assert_accessible(c, "day page in English").await;
+    c.goto(&app.url(&format!("/rooms/week?date={date}"))).await?;
+    c.wait().for_element(Locator::Css("table.week")).await?;
+    assert!(c.source().await?.contains("Standup"));
+    screenshot(c, "week-en").await;
+    assert_accessible(c, "week page in English").await;
+    for (w, h, name) in [(800, 1280, "portrait"), (1280, 800, "landscape")] {
+        c.set_window_size(w, h).await?;
+        c.goto(&app.url(display)).await?;
+        c.wait().for_element(Locator::Css("body.free")).await?;
+        assert_eq!(lang().await?.as_deref(), Some("en"));
+        assert!(c.source().await?.contains("Design review"));
+        screenshot(c, &format!("display-en-{name}")).await;
+        assert_accessible(c, &format!("door display in English, {name}")).await;
+    }
+    c.set_window_size(1280, 1100).await?;
+    Ok(())
 }

@@ -67,7 +67,8 @@ fn keys_used() -> Vec<(String, String)> {
         let source = std::fs::read_to_string(&path).unwrap_or_default();
         let shaped = |s: &str| {
             s.split('-').count() > 1
-                && s.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+                && s.split('-')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
         };
         if name.ends_with(".html") {
             for part in source.split("i18n.t").skip(1) {

@@ -89,15 +89,15 @@ fn get_routes() -> Vec<String> {
 }
 
 /// The world the pages show: ASCII names everywhere.
-struct World {
-    date: String,
+pub struct World {
+    pub date: String,
     booking: i64,
     pending: i64,
     occurrence: i64,
-    display: String,
+    pub display: String,
 }
 
-async fn world(app: &TestApp) -> World {
+pub async fn world(app: &TestApp) -> World {
     // The seed's rooms, renamed and moved out of their suite, then back into one.
     for (step, code) in ["A", "B", "C", "A", "B", "C"].into_iter().enumerate() {
         let patch = if step < 3 {
@@ -105,9 +105,15 @@ async fn world(app: &TestApp) -> World {
         } else {
             json!({"suite": "ABC"})
         };
-        let (status, body) =
-            send(app, reqwest::Method::PATCH, &format!("/api/rooms/{code}"), ADMIN, Some(&format!("rename-{step}")), patch)
-                .await;
+        let (status, body) = send(
+            app,
+            reqwest::Method::PATCH,
+            &format!("/api/rooms/{code}"),
+            ADMIN,
+            Some(&format!("rename-{step}")),
+            patch,
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     add_room(app, json!({"code": "BOARD", "name": "Board room", "area": "Main", "approvalRequired": true})).await;
@@ -143,7 +149,11 @@ async fn world(app: &TestApp) -> World {
                 ("end", "09:30"),
                 ("rooms", "C"),
                 ("repeat", "weekly"),
-                ("repeat_until", &(chrono::NaiveDate::parse_from_str(&date, "%Y-%m-%d").unwrap() + chrono::Duration::days(21)).to_string()),
+                (
+                    "repeat_until",
+                    &(chrono::NaiveDate::parse_from_str(&date, "%Y-%m-%d").unwrap() + chrono::Duration::days(21))
+                        .to_string(),
+                ),
                 ("csrf_token", &day.field("csrf_token")),
                 ("idempotency_key", &day.field("idempotency_key")),
             ],
@@ -271,10 +281,16 @@ async fn every_page_speaks_the_language_asked_for_and_english_pages_hold_no_hang
         let short = post(
             &staff,
             "/account/password",
-            vec![("current_password", PASSWORD.to_owned()), ("new_password", "x".to_owned()), ("csrf_token", csrf.clone())],
+            vec![
+                ("current_password", PASSWORD.to_owned()),
+                ("new_password", "x".to_owned()),
+                ("csrf_token", csrf.clone()),
+            ],
         )
         .await;
-        let door = post(&signed_out, "/display/A/book", vec![("token", "wrong".to_owned()), ("minutes", "15".to_owned())]).await;
+        let door =
+            post(&signed_out, "/display/A/book", vec![("token", "wrong".to_owned()), ("minutes", "15".to_owned())])
+                .await;
         for (what, (status, html), want) in [
             ("taken", taken, StatusCode::CONFLICT),
             ("untitled", untitled, StatusCode::BAD_REQUEST),
@@ -359,7 +375,10 @@ async fn the_language_is_the_query_then_its_cookie_then_the_persons_choice_then_
     assert_eq!(lang_of(&elsewhere.get("/my?lang=ko").await), "ko");
     assert_eq!(lang_of(&elsewhere.get("/").await), "ko");
     // The first admin's display name is its username.
-    assert_eq!(app.count("SELECT count(*) FROM staff_user WHERE username = 'admin' AND display_name = 'admin'").await, 1);
+    assert_eq!(
+        app.count("SELECT count(*) FROM staff_user WHERE username = 'admin' AND display_name = 'admin'").await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -388,7 +407,8 @@ async fn mail_and_feeds_read_in_their_recipients_language() {
     let ann = browser(&app, None);
     ann.sign_in("ann", PASSWORD).await;
     let account = ann.get("/account").await;
-    let chosen = ann.post("/account/language", &[("language", "en"), ("csrf_token", &account.field("csrf_token"))]).await;
+    let chosen =
+        ann.post("/account/language", &[("language", "en"), ("csrf_token", &account.field("csrf_token"))]).await;
     assert_eq!(chosen.status, StatusCode::OK);
     let kim = browser(&app, Some("en"));
     kim.sign_in("kim", PASSWORD).await;
@@ -411,7 +431,10 @@ async fn mail_and_feeds_read_in_their_recipients_language() {
         crate::calendar::parse_mail(&m.data)
     };
     let text_of = |mail: &Value, kind: &str| {
-        mail["parts"].as_array().unwrap().iter().find(|p| p["type"] == kind).unwrap()["text"].as_str().unwrap().to_owned()
+        mail["parts"].as_array().unwrap().iter().find(|p| p["type"] == kind).unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     };
     let english = to("ann");
     assert!(english["subject"].as_str().unwrap().starts_with("[Booked] Budget review · "), "{english}");

@@ -149,9 +149,11 @@ pub async fn add_staff(
 
 /// A new password's hash, or a 503 page at once when the hashing queue is full.
 async fn hashed(state: &AppState, password: &str) -> Result<String, WebError> {
-    state.hashing.hash(password).await.map_err(|_| {
-        WebError::message(StatusCode::SERVICE_UNAVAILABLE, "error-retry-heading", "error-hashing-busy")
-    })
+    state
+        .hashing
+        .hash(password)
+        .await
+        .map_err(|_| WebError::message(StatusCode::SERVICE_UNAVAILABLE, "error-retry-heading", "error-hashing-busy"))
 }
 
 /// The `{id}` of a staff or key route (404 page for anything else).

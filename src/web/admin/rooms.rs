@@ -185,9 +185,9 @@ pub async fn create(
 
 async fn load(state: &AppState, code: &str) -> Result<Room, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    store::find(&mut conn, code).await?.ok_or_else(|| {
-        WebError::message(StatusCode::NOT_FOUND, "rooms-not-found-heading", "rooms-not-found")
-    })
+    store::find(&mut conn, code)
+        .await?
+        .ok_or_else(|| WebError::message(StatusCode::NOT_FOUND, "rooms-not-found-heading", "rooms-not-found"))
 }
 
 async fn render_edit(
@@ -312,7 +312,18 @@ pub async fn issue_display_token(
             render_edit_with(&state, &req, &user, room, None, Some(notice), Some(url), StatusCode::OK).await
         }
         Err(e) if e.code.status().is_server_error() => Err(refused_page(&e)),
-        Err(e) => render_edit(&state, &req, &user, room, None, Some(Notice::error(refusal(&PageI18n::of(&req), &e))), status_of(&e)).await,
+        Err(e) => {
+            render_edit(
+                &state,
+                &req,
+                &user,
+                room,
+                None,
+                Some(Notice::error(refusal(&PageI18n::of(&req), &e))),
+                status_of(&e),
+            )
+            .await
+        }
     }
 }
 
