@@ -16,6 +16,7 @@ pub mod grid;
 pub mod history;
 pub mod my;
 pub mod pages;
+pub mod sso;
 pub mod week;
 
 use std::collections::HashMap;
