@@ -124,7 +124,8 @@ async fn people_outside_the_allowed_groups_get_no_account() {
 async fn a_local_account_of_the_same_name_is_never_taken_over() {
     let provider = Provider::start().await;
     let app = app_with(&provider, "yeyak", |_| {}).await;
-    let admin_before = fingerprint(&app, &["(SELECT * FROM staff_user WHERE username = 'admin') a"]).await;
+    let admin = "(SELECT * FROM staff_user WHERE username = 'admin')";
+    let admin_before = fingerprint(&app, &[admin]).await;
     let res = Browser::new().sign_in(&app, "impostor", "/").await;
     assert_eq!(res.status(), StatusCode::OK);
     assert_eq!(
@@ -132,7 +133,7 @@ async fn a_local_account_of_the_same_name_is_never_taken_over() {
         Some(("admin-2".into(), false, Some("admin@example.com".into()), "oidc".into())),
         "a free name beside the local admin"
     );
-    assert_eq!(fingerprint(&app, &["(SELECT * FROM staff_user WHERE username = 'admin') a"]).await, admin_before);
+    assert_eq!(fingerprint(&app, &[admin]).await, admin_before);
     // The provider's "admin" has no password here, and the local admin's still works.
     let status = password(&app, ADMIN_USER, ADMIN_PASSWORD).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
@@ -160,12 +161,13 @@ async fn new_signing_keys_at_the_provider_are_fetched_once_and_followed() {
     assert_eq!(Browser::new().sign_in(&app, "alice", "/").await.status(), StatusCode::OK);
     let kids = provider.rotate_keys().await;
     provider.register(&app).await;
+    app.db().await.execute("DELETE FROM staff_session", &[]).await.unwrap();
     let res = Browser::new().sign_in(&app, "alice", "/").await;
     assert_eq!(res.status(), StatusCode::OK, "the new key id made yeyak fetch the keys again");
     let token: String = app
         .db()
         .await
-        .query_one("SELECT id_token FROM staff_session ORDER BY created_at DESC LIMIT 1", &[])
+        .query_one("SELECT id_token FROM staff_session", &[])
         .await
         .unwrap()
         .get(0);
@@ -219,8 +221,6 @@ async fn password_sign_in_can_be_left_to_the_break_glass_admin() {
     let page = off.http.get(off.url("/login")).send().await.unwrap().text().await.unwrap();
     assert!(!page.contains("name=\"password\""), "no password form at all");
     assert!(page.contains("회사 계정으로 로그인"));
-    let status = password(&off, ADMIN_USER, ADMIN_PASSWORD).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
