@@ -237,13 +237,17 @@ mod tests {
     fn the_username_is_escaped_in_the_filter() {
         assert_eq!(user_filter("(uid={username})", "kim"), "(uid=kim)");
         assert_eq!(user_filter("(uid={username})", "*"), "(uid=\\2a)");
-        assert_eq!(user_filter("(&(objectClass=person)(uid={username}))", "a)(uid=*"), "(&(objectClass=person)(uid=a\\29\\28uid=\\2a))");
+        assert_eq!(
+            user_filter("(&(objectClass=person)(uid={username}))", "a)(uid=*"),
+            "(&(objectClass=person)(uid=a\\29\\28uid=\\2a))"
+        );
         assert_eq!(user_filter("(sAMAccountName={username})", "x\\00"), "(sAMAccountName=x\\5c00)");
     }
 
     #[test]
     fn entries_are_linked_by_their_stable_id() {
-        let mut entry = SearchEntry { dn: "uid=Kim,ou=People,dc=x".into(), attrs: HashMap::new(), bin_attrs: HashMap::new() };
+        let mut entry =
+            SearchEntry { dn: "uid=Kim,ou=People,dc=x".into(), attrs: HashMap::new(), bin_attrs: HashMap::new() };
         assert_eq!(subject_of(&entry), "dn:uid=kim,ou=people,dc=x");
         entry.bin_attrs.insert("objectGUID".into(), vec![vec![0xde, 0xad]]);
         assert_eq!(subject_of(&entry), "objectGUID:dead");

@@ -190,10 +190,14 @@ async fn sign_in_in(
 
 /// The linked account brought up to date, with whether it is disabled.
 async fn update_linked(conn: &mut Conn, p: &CompanyPerson) -> QueryResult<Option<(StaffUser, bool)>> {
-    let linked = link::table.filter(link::issuer.eq(&p.issuer)).filter(link::subject.eq(&p.subject)).select(link::user_id);
+    let linked =
+        link::table.filter(link::issuer.eq(&p.issuer)).filter(link::subject.eq(&p.subject)).select(link::user_id);
     diesel::update(account::table.filter(account::id.eq_any(linked)))
         .set((account::display_name.eq(&p.display_name), account::email.eq(&p.email), account::is_admin.eq(p.is_admin)))
-        .returning(((account::id, account::username, account::display_name, account::is_admin), account::disabled_at.is_not_null()))
+        .returning((
+            (account::id, account::username, account::display_name, account::is_admin),
+            account::disabled_at.is_not_null(),
+        ))
         .get_result(conn)
         .await
         .optional()

@@ -49,7 +49,8 @@ pub async fn callback(state: web::Data<AppState>, req: HttpRequest) -> Result<Ht
     let mut res = match serde_urlencoded::from_str::<Callback>(req.query_string()) {
         Err(_) => refused(&Failure::BadRequest("unreadable callback query".into())),
         Ok(query) => {
-            let pending = req.cookie(state.transport.oidc_cookie()).and_then(|c| Pending::open(&state.secret, c.value(), now));
+            let pending =
+                req.cookie(state.transport.oidc_cookie()).and_then(|c| Pending::open(&state.secret, c.value(), now));
             match pending {
                 None => refused(&Failure::BadRequest("no live sign-in started in this browser".into())),
                 Some(pending) => match oidc.finish(&pending, &query).await {

@@ -106,7 +106,8 @@ async fn jwks(s: web::Data<Issuer>) -> HttpResponse {
 async fn token(s: web::Data<Issuer>) -> HttpResponse {
     s.token_requests.fetch_add(1, Ordering::SeqCst);
     let id_token = s.token.lock().unwrap().clone();
-    HttpResponse::Ok().json(json!({ "access_token": "at-1", "token_type": "Bearer", "expires_in": 300, "id_token": id_token }))
+    HttpResponse::Ok()
+        .json(json!({ "access_token": "at-1", "token_type": "Bearer", "expires_in": 300, "id_token": id_token }))
 }
 
 /// A compact JWS with any header and claims, signed by `sign`.
@@ -204,9 +205,12 @@ async fn every_forged_or_wrong_id_token_is_refused_with_no_session() {
         ("expired", with(|v, c| v["exp"] = json!((c.now - Duration::seconds(1)).timestamp()))),
         ("issued two minutes ahead", with(|v, c| v["iat"] = json!((c.now + Duration::seconds(120)).timestamp()))),
         ("another nonce", with(|v, _| v["nonce"] = json!("not-the-nonce"))),
-        ("no nonce", with(|v, _| {
-            v.as_object_mut().unwrap().remove("nonce");
-        })),
+        (
+            "no nonce",
+            with(|v, _| {
+                v.as_object_mut().unwrap().remove("nonce");
+            }),
+        ),
         (
             "signed by a key that is not the provider's",
             Box::new(|c: &Ctx| jws(&rs_header("k1"), &c.claims(), rs256(k2))),
@@ -227,7 +231,11 @@ async fn every_forged_or_wrong_id_token_is_refused_with_no_session() {
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}");
         assert_eq!(sessions(&app).await, 0, "{case}: no session");
     }
-    assert_eq!(app.count("SELECT count(*) FROM staff_user WHERE source = 'oidc'").await, 1, "only the control's account");
+    assert_eq!(
+        app.count("SELECT count(*) FROM staff_user WHERE source = 'oidc'").await,
+        1,
+        "only the control's account"
+    );
     // A little clock skew is fine.
     let skewed = with(|v, c| v["iat"] = json!((c.now + Duration::seconds(30)).timestamp()));
     assert_eq!(attempt(&app, &hostile, skewed).await, StatusCode::SEE_OTHER, "30 s ahead is within the 60 s");
@@ -245,10 +253,16 @@ async fn a_callback_with_another_state_or_from_another_browser_never_reaches_the
     assert!(res.text().await.unwrap().contains("로그인하지 못했습니다"));
     // The real state, but in a browser that never started this sign-in.
     let stranger = Browser::new();
-    let res = stranger.manual.get(app.url(&format!("/auth/oidc/callback?code=c-1&state={state}"))).send().await.unwrap();
+    let res =
+        stranger.manual.get(app.url(&format!("/auth/oidc/callback?code=c-1&state={state}"))).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     // The provider's own refusal.
-    let res = browser.manual.get(app.url(&format!("/auth/oidc/callback?error=access_denied&state={state}"))).send().await.unwrap();
+    let res = browser
+        .manual
+        .get(app.url(&format!("/auth/oidc/callback?error=access_denied&state={state}")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     assert_eq!(hostile.state.token_requests.load(Ordering::SeqCst), 0, "no code was exchanged");
     assert_eq!(sessions(&app).await, 0);

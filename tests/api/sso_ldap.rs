@@ -36,10 +36,51 @@ fn certificates() -> &'static Path {
         let dir = std::env::temp_dir().join(format!("yeyak-ldap-ca-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
         let ssl = |args: &[&str]| run(Command::new("openssl").args(args).current_dir(&dir));
-        ssl(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=yeyak test CA"]);
-        ssl(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]);
+        ssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=yeyak test CA",
+        ]);
+        ssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ]);
         std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
-        ssl(&["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf"]);
+        ssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ]);
         dir
     })
 }
@@ -93,7 +134,11 @@ impl Slapd {
              olcAccess: {{1}}to * by dn.exact=\"cn=reader,{SUFFIX}\" read by self read by * none\n"
         );
         std::fs::write(dir.join("config.ldif"), config).unwrap();
-        run(Command::new("slapadd").args(["-n0", "-F"]).arg(dir.join("slapd.d")).arg("-l").arg(dir.join("config.ldif")));
+        run(Command::new("slapadd")
+            .args(["-n0", "-F"])
+            .arg(dir.join("slapd.d"))
+            .arg("-l")
+            .arg(dir.join("config.ldif")));
         let person = |uid: &str, ou: &str, cn: &str, pw: &str| {
             format!(
                 "dn: uid={uid},ou={ou},{SUFFIX}\nobjectClass: inetOrgPerson\nuid: {uid}\ncn: {cn}\nsn: {uid}\nmail: {uid}@example.com\nuserPassword: {}\n\n",
@@ -158,7 +203,16 @@ impl Slapd {
         let path = self.dir.join(format!("change-{}.ldif", uuid::Uuid::new_v4().simple()));
         std::fs::write(&path, ldif).unwrap();
         run(Command::new("ldapmodify")
-            .args(["-x", "-H", &format!("ldap://127.0.0.1:{}", self.ldap_port), "-D", &format!("cn=root,{SUFFIX}"), "-w", ROOT_PASSWORD, "-f"])
+            .args([
+                "-x",
+                "-H",
+                &format!("ldap://127.0.0.1:{}", self.ldap_port),
+                "-D",
+                &format!("cn=root,{SUFFIX}"),
+                "-w",
+                ROOT_PASSWORD,
+                "-f",
+            ])
             .arg(&path));
     }
 
@@ -194,7 +248,10 @@ async fn a_directory_person_signs_in_with_the_usual_form_over_starttls() {
     let app = TestApp::spawn_with(|c| slapd.settings(c)).await;
     assert_eq!(password(&app, "kim", "kim-ldap-pass").await, StatusCode::SEE_OTHER);
     let (username, admin, email, name, subject) = directory_account(&app, "kim").await.expect("a linked account");
-    assert_eq!((username.as_str(), admin, email.as_deref(), name.as_str()), ("kim", true, Some("kim@example.com"), "김민수"));
+    assert_eq!(
+        (username.as_str(), admin, email.as_deref(), name.as_str()),
+        ("kim", true, Some("kim@example.com"), "김민수")
+    );
     assert!(subject.starts_with("entryUUID:") && subject.len() == "entryUUID:".len() + 36, "{subject}");
     // Again: the same account, nothing doubled.
     let browser = crate::web::Browser::new(&app);
@@ -202,7 +259,8 @@ async fn a_directory_person_signs_in_with_the_usual_form_over_starttls() {
     assert_eq!(app.count("SELECT count(*) FROM staff_user WHERE source = 'ldap'").await, 1);
     let account = browser.get("/account").await;
     assert!(!account.html.contains("/account/password"), "no local password to change");
-    let source: String = app.db().await.query_one("SELECT source FROM staff_user WHERE username = 'kim'", &[]).await.unwrap().get(0);
+    let source: String =
+        app.db().await.query_one("SELECT source FROM staff_user WHERE username = 'kim'", &[]).await.unwrap().get(0);
     assert_eq!(source, "ldap");
 }
 
@@ -248,11 +306,12 @@ async fn admin_rights_follow_the_directory_group_at_every_sign_in() {
     assert!(directory_account(&app, "lee").await.unwrap().1);
 
     // A groupOfUniqueNames works the same (uniqueMember).
-    let unique = app.another_process_with(|c| {
-        slapd.settings(c);
-        c.ldap_admin_group = Some(format!("cn=room-admins,{SUFFIX}"));
-    })
-    .await;
+    let unique = app
+        .another_process_with(|c| {
+            slapd.settings(c);
+            c.ldap_admin_group = Some(format!("cn=room-admins,{SUFFIX}"));
+        })
+        .await;
     assert_eq!(password(&unique, "lee", "lee-ldap-pass").await, StatusCode::SEE_OTHER);
     assert!(directory_account(&app, "lee").await.unwrap().1);
     assert_eq!(password(&unique, "kim", "kim-ldap-pass").await, StatusCode::SEE_OTHER);
@@ -268,7 +327,12 @@ async fn the_directory_never_takes_over_a_local_account_or_lets_a_disabled_perso
     let (username, admin, ..) = directory_account(&app, "admin").await.unwrap();
     assert_eq!((username.as_str(), admin), ("admin-2", false));
     let local: (String, bool) = {
-        let row = app.db().await.query_one("SELECT source, is_admin FROM staff_user WHERE username = 'admin'", &[]).await.unwrap();
+        let row = app
+            .db()
+            .await
+            .query_one("SELECT source, is_admin FROM staff_user WHERE username = 'admin'", &[])
+            .await
+            .unwrap();
         (row.get(0), row.get(1))
     };
     assert_eq!(local, ("local".into(), true));
@@ -307,11 +371,12 @@ async fn ldaps_works_with_the_configured_ca_and_an_unknown_ca_is_refused() {
     let app = TestApp::spawn_with(ldaps).await;
     assert_eq!(password(&app, "kim", "kim-ldap-pass").await, StatusCode::SEE_OTHER);
     // Without the CA file the directory's certificate is not trusted: nothing is sent.
-    let untrusting = app.another_process_with(|c| {
-        ldaps(c);
-        c.ldap_ca_file = None;
-    })
-    .await;
+    let untrusting = app
+        .another_process_with(|c| {
+            ldaps(c);
+            c.ldap_ca_file = None;
+        })
+        .await;
     assert_eq!(password(&untrusting, "kim", "kim-ldap-pass").await, StatusCode::SERVICE_UNAVAILABLE);
     // A plain ldap:// without StartTLS does not start at all.
     let mut config = test_config(&app.db_name);

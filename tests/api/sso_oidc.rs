@@ -33,8 +33,7 @@ async fn a_person_signs_in_at_the_provider_gets_a_linked_account_and_signs_out_t
         Some(("alice".into(), true, Some("alice@example.com".into()), "oidc".into())),
         "groups from userinfo made her admin"
     );
-    let issuer: String =
-        app.db().await.query_one("SELECT issuer FROM staff_identity", &[]).await.unwrap().get(0);
+    let issuer: String = app.db().await.query_one("SELECT issuer FROM staff_identity", &[]).await.unwrap().get(0);
     assert_eq!(issuer, provider.issuer);
 
     // Sign-out ends yeyak's session and sends the browser to the provider with the ID token.
@@ -72,8 +71,7 @@ async fn es256_id_tokens_are_verified_too() {
     let app = app_with(&provider, "yeyak-es", |_| {}).await;
     let res = Browser::new().sign_in(&app, "bob", "/").await;
     assert_eq!(res.status(), StatusCode::OK);
-    let token: String =
-        app.db().await.query_one("SELECT id_token FROM staff_session", &[]).await.unwrap().get(0);
+    let token: String = app.db().await.query_one("SELECT id_token FROM staff_session", &[]).await.unwrap().get(0);
     let header = token.split('.').next().unwrap();
     use base64::Engine;
     let header: serde_json::Value =
@@ -102,7 +100,13 @@ async fn roles_and_profile_follow_the_provider_at_every_sign_in() {
         Some(("alice".into(), false, Some("alice.park@example.com".into()), "oidc".into())),
         "the same account, staff now, with the new email (the username stays)"
     );
-    let name: String = app.db().await.query_one("SELECT display_name FROM staff_user WHERE username = 'alice'", &[]).await.unwrap().get(0);
+    let name: String = app
+        .db()
+        .await
+        .query_one("SELECT display_name FROM staff_user WHERE username = 'alice'", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(name, "Alice Park");
     assert_eq!(app.count("SELECT count(*) FROM staff_user WHERE source = 'oidc'").await, 1);
 }
@@ -164,13 +168,7 @@ async fn new_signing_keys_at_the_provider_are_fetched_once_and_followed() {
     app.db().await.execute("DELETE FROM staff_session", &[]).await.unwrap();
     let res = Browser::new().sign_in(&app, "alice", "/").await;
     assert_eq!(res.status(), StatusCode::OK, "the new key id made yeyak fetch the keys again");
-    let token: String = app
-        .db()
-        .await
-        .query_one("SELECT id_token FROM staff_session", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let token: String = app.db().await.query_one("SELECT id_token FROM staff_session", &[]).await.unwrap().get(0);
     use base64::Engine;
     let header = token.split('.').next().unwrap();
     let header: serde_json::Value =
@@ -213,11 +211,12 @@ async fn password_sign_in_can_be_left_to_the_break_glass_admin() {
     let status = password(&app, ADMIN_USER, ADMIN_PASSWORD).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
 
-    let off = app.another_process_with(|c| {
-        oidc_settings(c, &provider.issuer, "yeyak");
-        c.password_login = yeyak::auth::PasswordLogin::Off;
-    })
-    .await;
+    let off = app
+        .another_process_with(|c| {
+            oidc_settings(c, &provider.issuer, "yeyak");
+            c.password_login = yeyak::auth::PasswordLogin::Off;
+        })
+        .await;
     let page = off.http.get(off.url("/login")).send().await.unwrap().text().await.unwrap();
     assert!(!page.contains("name=\"password\""), "no password form at all");
     assert!(page.contains("회사 계정으로 로그인"));
@@ -230,8 +229,7 @@ async fn the_callback_query_and_tokens_never_reach_the_logs() {
     let app = app_with(&provider, "yeyak", |_| {}).await;
     let browser = Browser::new();
     assert_eq!(browser.sign_in(&app, "alice", "/").await.status(), StatusCode::OK);
-    let token: String =
-        app.db().await.query_one("SELECT id_token FROM staff_session", &[]).await.unwrap().get(0);
+    let token: String = app.db().await.query_one("SELECT id_token FROM staff_session", &[]).await.unwrap().get(0);
     // A refused callback with a code of our own: its reason is logged, the code is not.
     let browser = Browser::new();
     let start = browser.manual.get(app.url("/auth/oidc/start")).send().await.unwrap();

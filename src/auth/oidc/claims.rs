@@ -57,7 +57,8 @@ impl Identity {
             (Some(e), _) => Some((e, id.email_verified())),
             (None, from_info) => from_info,
         };
-        let groups = id.additional_claims().groups(groups_claim).or_else(|| userinfo?.additional_claims().groups(groups_claim));
+        let groups =
+            id.additional_claims().groups(groups_claim).or_else(|| userinfo?.additional_claims().groups(groups_claim));
         Identity {
             issuer: id.issuer().as_str().to_owned(),
             subject: id.subject().as_str().to_owned(),

@@ -22,10 +22,9 @@ use openidconnect::core::{
 };
 use openidconnect::{
     AccessTokenHash, AuthType, AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken,
-    EndSessionUrl, EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken, IdTokenClaims, IssuerUrl,
-    JsonWebKeySet, JsonWebKeySetUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier,
-    ProviderMetadataWithLogout, RedirectUrl, RequestTokenError, Scope, SignatureVerificationError,
-    TokenResponse as _, UserInfoClaims,
+    EndSessionUrl, EndpointMaybeSet, EndpointNotSet, EndpointSet, IdToken, IdTokenClaims, IssuerUrl, JsonWebKeySet,
+    JsonWebKeySetUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier, ProviderMetadataWithLogout,
+    RedirectUrl, RequestTokenError, Scope, SignatureVerificationError, TokenResponse as _, UserInfoClaims,
 };
 use rand::Rng;
 
@@ -58,7 +57,8 @@ const SIGNING_ALGS: [CoreJwsSigningAlgorithm; 10] = [
     CoreJwsSigningAlgorithm::EdDsa,
 ];
 
-type Client = CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
+type Client =
+    CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 type GroupsIdToken = IdToken<Extra, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm>;
 
 /// The settings of §16 (`YEYAK_OIDC_*`) with the addresses yeyak is reached at.
@@ -171,7 +171,8 @@ impl OidcProvider {
             }
             _ => AuthType::BasicAuth,
         };
-        let redirect = RedirectUrl::new(self.settings.redirect_uri.clone()).map_err(|e| format!("redirect URI: {e}"))?;
+        let redirect =
+            RedirectUrl::new(self.settings.redirect_uri.clone()).map_err(|e| format!("redirect URI: {e}"))?;
         let client = CoreClient::from_provider_metadata(
             metadata,
             ClientId::new(self.settings.client_id.clone()),
@@ -297,7 +298,9 @@ impl OidcProvider {
         };
         match request.request_async::<Extra, _, CoreGenderClaim>(&self.http).await {
             Ok(info) => Ok(Some(info)),
-            Err(openidconnect::UserInfoError::ClaimsVerification(e)) => Err(Failure::BadToken(format!("userinfo: {e}"))),
+            Err(openidconnect::UserInfoError::ClaimsVerification(e)) => {
+                Err(Failure::BadToken(format!("userinfo: {e}")))
+            }
             Err(_) => Err(Failure::Unavailable("the provider's userinfo did not answer")),
         }
     }
@@ -322,7 +325,9 @@ impl OidcProvider {
 
 /// A failed code exchange as a reason fit for a log line: the provider's
 /// error code, never the body it sent (which may carry tokens).
-fn token_failure<E: std::error::Error>(e: RequestTokenError<E, openidconnect::StandardErrorResponse<openidconnect::core::CoreErrorResponseType>>) -> Failure {
+fn token_failure<E: std::error::Error>(
+    e: RequestTokenError<E, openidconnect::StandardErrorResponse<openidconnect::core::CoreErrorResponseType>>,
+) -> Failure {
     match e {
         RequestTokenError::ServerResponse(refusal) => {
             Failure::BadToken(format!("the token endpoint refused the code: {}", refusal.error()))
