@@ -210,6 +210,91 @@ pub struct Config {
     /// Log format: `text` or `json`.
     #[arg(long, env = "YEYAK_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
+
+    /// Who signs in with a password kept by yeyak: `on` (every local
+    /// account), `admin-only` (only YEYAK_ADMIN_USER, the break-glass
+    /// account) or `off`. Company accounts (OIDC, LDAP) never have one.
+    #[arg(long, env = "YEYAK_PASSWORD_LOGIN", default_value = "on", value_parser = parse_password_login)]
+    pub password_login: crate::auth::PasswordLogin,
+
+    /// OpenID Connect issuer, e.g. `https://login.example.com/realms/office`;
+    /// its discovery document is `{issuer}/.well-known/openid-configuration`.
+    /// Unset: no company sign-in by OpenID Connect.
+    #[arg(long, env = "YEYAK_OIDC_ISSUER")]
+    pub oidc_issuer: Option<String>,
+
+    /// Client id registered at the OpenID provider.
+    #[arg(long, env = "YEYAK_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+
+    /// Client secret (sent as `client_secret_basic`, or `client_secret_post`
+    /// where the provider offers only that).
+    #[arg(long, env = "YEYAK_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub oidc_client_secret: Option<String>,
+
+    /// Scopes asked of the OpenID provider, separated by spaces.
+    #[arg(long, env = "YEYAK_OIDC_SCOPES", default_value = "openid profile email")]
+    pub oidc_scopes: String,
+
+    /// Claim (an array of strings, in the ID token or userinfo) that lists a person's groups.
+    #[arg(long, env = "YEYAK_OIDC_GROUPS_CLAIM", default_value = "groups")]
+    pub oidc_groups_claim: String,
+
+    /// Groups whose members are admins, comma-separated; re-read at every sign-in.
+    #[arg(long, env = "YEYAK_OIDC_ADMIN_GROUPS", default_value = "")]
+    pub oidc_admin_groups: String,
+
+    /// Groups allowed to sign in at all, comma-separated (unset: everyone the provider signs in).
+    #[arg(long, env = "YEYAK_OIDC_ALLOWED_GROUPS")]
+    pub oidc_allowed_groups: Option<String>,
+
+    /// How long discovery waits between failed attempts (30–60 s, SPEC §16);
+    /// tests shorten it.
+    #[arg(skip = crate::auth::oidc::DISCOVERY_RETRY)]
+    pub oidc_discovery_retry: std::ops::RangeInclusive<std::time::Duration>,
+
+    /// LDAP directory, `ldaps://dc.example.com` or `ldap://…` with
+    /// YEYAK_LDAP_STARTTLS=true. Unset: no directory sign-in.
+    #[arg(long, env = "YEYAK_LDAP_URL")]
+    pub ldap_url: Option<String>,
+
+    /// Upgrade an `ldap://` connection with StartTLS before anything is sent.
+    #[arg(long, env = "YEYAK_LDAP_STARTTLS", default_value_t = false, action = clap::ArgAction::Set)]
+    pub ldap_starttls: bool,
+
+    /// PEM file of the directory's CA, when it is not in the system's store.
+    #[arg(long, env = "YEYAK_LDAP_CA_FILE")]
+    pub ldap_ca_file: Option<PathBuf>,
+
+    /// DN of the account that searches the directory.
+    #[arg(long, env = "YEYAK_LDAP_BIND_DN", default_value = "")]
+    pub ldap_bind_dn: String,
+
+    /// Password of the search account.
+    #[arg(long, env = "YEYAK_LDAP_BIND_PASSWORD", default_value = "", hide_env_values = true)]
+    pub ldap_bind_password: String,
+
+    /// Where people's entries are searched (subtree).
+    #[arg(long, env = "YEYAK_LDAP_USER_BASE", default_value = "")]
+    pub ldap_user_base: String,
+
+    /// Filter that finds one person; `{username}` is replaced by the typed
+    /// username, escaped as RFC 4515 says.
+    #[arg(long, env = "YEYAK_LDAP_USER_FILTER", default_value = "(uid={username})")]
+    pub ldap_user_filter: String,
+
+    /// Attribute with the person's display name.
+    #[arg(long, env = "YEYAK_LDAP_NAME_ATTR", default_value = "cn")]
+    pub ldap_name_attr: String,
+
+    /// Attribute with the person's email address.
+    #[arg(long, env = "YEYAK_LDAP_EMAIL_ATTR", default_value = "mail")]
+    pub ldap_email_attr: String,
+
+    /// DN of a group whose members (`member`/`uniqueMember`, or `memberOf`
+    /// on the entry) are admins; re-read at every sign-in.
+    #[arg(long, env = "YEYAK_LDAP_ADMIN_GROUP")]
+    pub ldap_admin_group: Option<String>,
 }
 
 impl Config {
@@ -285,6 +370,10 @@ fn parse_public_url(raw: &str) -> Result<url::Url, String> {
         return Err("must be http:// or https:// with a host".into());
     }
     Ok(url)
+}
+
+fn parse_password_login(raw: &str) -> Result<crate::auth::PasswordLogin, String> {
+    raw.parse()
 }
 
 /// Parsed `YEYAK_API_KEYS`.

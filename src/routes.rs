@@ -50,6 +50,8 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/login", web::get().to(ui::account::login_form))
         .route("/login", web::post().to(ui::account::login))
         .route("/logout", web::post().to(ui::account::logout))
+        .route("/auth/oidc/start", web::get().to(ui::sso::start))
+        .route("/auth/oidc/callback", web::get().to(ui::sso::callback))
         .route("/admin/consistency", web::get().to(ui::admin::consistency))
         .route("/admin/staff", web::get().to(ui::admin::staff_page))
         .route("/admin/staff", web::post().to(ui::admin::add_staff))

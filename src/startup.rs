@@ -177,6 +177,18 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             },
         )
     });
+    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
+    let addr = listener.local_addr().map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
+    // `{base}` of SPEC §16: the public address, else the address bound.
+    let base = match &config.public_url {
+        Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+        None => format!("http://{addr}"),
+    };
+    let oidc = company_oidc(&config, &base, clock.clone())?;
+    let ldap = company_directory(&config)?;
+    if config.password_login == crate::auth::PasswordLogin::Off && oidc.is_none() && ldap.is_none() {
+        tracing::warn!("YEYAK_PASSWORD_LOGIN=off with neither OpenID Connect nor LDAP configured: nobody can sign in");
+    }
     let state = web::Data::new(AppState {
         catalogue,
         pool,
@@ -198,10 +210,11 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             use crate::auth::hashing::{HashingGate, HASHING_QUEUE, HASHING_SLOTS};
             Arc::new(HashingGate::new(HASHING_SLOTS, HASHING_QUEUE))
         },
+        oidc,
+        ldap,
+        password_login: config.password_login,
+        admin_user: config.admin_user.clone(),
     });
-
-    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
-    let addr = listener.local_addr().map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
     let app_state = state.clone();
     let server = HttpServer::new(move || {
         App::new()
@@ -215,6 +228,52 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     .shutdown_timeout(10)
     .run();
     Ok(Application { server, addr, state, background, embedded })
+}
+
+/// The OpenID provider when `YEYAK_OIDC_ISSUER` is set (discovery starts in
+/// the background; a provider that is down does not stop the start).
+fn company_oidc(
+    config: &Config,
+    base: &str,
+    clock: Arc<dyn Clock>,
+) -> Result<Option<Arc<crate::auth::oidc::OidcProvider>>, StartupError> {
+    use crate::auth::oidc::{GroupRules, OidcProvider, Settings};
+    let Some(issuer) = &config.oidc_issuer else { return Ok(None) };
+    let client_id = config
+        .oidc_client_id
+        .clone()
+        .ok_or_else(|| StartupError::Config("YEYAK_OIDC_ISSUER is set but YEYAK_OIDC_CLIENT_ID is not".into()))?;
+    let settings = Settings {
+        issuer: issuer.clone(),
+        client_id,
+        client_secret: config.oidc_client_secret.clone(),
+        scopes: config.oidc_scopes.split_whitespace().map(str::to_owned).collect(),
+        groups_claim: config.oidc_groups_claim.clone(),
+        groups: GroupRules::parse(&config.oidc_admin_groups, config.oidc_allowed_groups.as_deref()),
+        redirect_uri: format!("{base}/auth/oidc/callback"),
+        post_logout_uri: format!("{base}/login"),
+        retry: config.oidc_discovery_retry.clone(),
+    };
+    Ok(Some(OidcProvider::start(settings, clock)))
+}
+
+/// The directory when `YEYAK_LDAP_URL` is set; settings that would send
+/// passwords in the clear stop the start.
+fn company_directory(config: &Config) -> Result<Option<Arc<crate::auth::ldap::Directory>>, StartupError> {
+    let Some(url) = &config.ldap_url else { return Ok(None) };
+    let settings = crate::auth::ldap::Settings {
+        url: url.clone(),
+        starttls: config.ldap_starttls,
+        ca_file: config.ldap_ca_file.clone(),
+        bind_dn: config.ldap_bind_dn.clone(),
+        bind_password: config.ldap_bind_password.clone(),
+        user_base: config.ldap_user_base.clone(),
+        user_filter: config.ldap_user_filter.clone(),
+        name_attr: config.ldap_name_attr.clone(),
+        email_attr: config.ldap_email_attr.clone(),
+        admin_group: config.ldap_admin_group.clone(),
+    };
+    crate::auth::ldap::Directory::new(settings).map(|d| Some(Arc::new(d))).map_err(StartupError::Config)
 }
 
 enum Refused {

@@ -47,6 +47,14 @@ pub struct AppState {
     /// Bounds concurrent password hashing, which runs with no database
     /// connection held, behind a bounded queue (SPEC §13, §20).
     pub hashing: Arc<crate::auth::hashing::HashingGate>,
+    /// Company sign-in by OpenID Connect (`YEYAK_OIDC_ISSUER`), when configured.
+    pub oidc: Option<Arc<crate::auth::oidc::OidcProvider>>,
+    /// Company sign-in against a directory (`YEYAK_LDAP_URL`), when configured.
+    pub ldap: Option<Arc<crate::auth::ldap::Directory>>,
+    /// Who signs in with a local password (`YEYAK_PASSWORD_LOGIN`).
+    pub password_login: crate::auth::PasswordLogin,
+    /// `YEYAK_ADMIN_USER`: the break-glass account of `admin-only`.
+    pub admin_user: String,
 }
 
 impl AppState {

@@ -60,6 +60,16 @@ impl Transport {
         }
     }
 
+    /// The pending OpenID sign-in of this browser (`state`, `nonce`, PKCE
+    /// verifier; signed, 10 minutes; SPEC §16).
+    pub fn oidc_cookie(&self) -> &'static str {
+        if self.https {
+            "__Host-yeyak_oidc"
+        } else {
+            "yeyak_oidc"
+        }
+    }
+
     /// A cookie with SPEC §5's flags: HttpOnly, SameSite=Lax, path `/`, and
     /// `Secure` over https (which `__Host-` requires).
     pub fn cookie(&self, name: &'static str, value: String) -> Cookie<'static> {

@@ -47,6 +47,18 @@ pub struct StaffEntry {
     pub user: StaffUser,
     pub email: Option<String>,
     pub disabled: bool,
+    /// Where they sign in: `local`, `oidc` or `ldap` (SPEC §16).
+    pub source: String,
+    pub last_sign_in: Option<DateTime<Utc>>,
+}
+
+/// The `password_hash` of an account without a local password (company
+/// sign-in): no Argon2 string, so no password ever matches it.
+pub const NO_PASSWORD: &str = "!";
+
+/// Where an account signs in (`local`, `oidc`, `ldap`); `None` when there is no such account.
+pub async fn source_of(conn: &mut Conn, id: i64) -> QueryResult<Option<String>> {
+    staff::table.find(id).select(staff::source).first(conn).await.optional()
 }
 
 pub async fn create(
@@ -76,7 +88,7 @@ pub async fn create(
 pub async fn list(conn: &mut Conn) -> QueryResult<Vec<StaffEntry>> {
     staff::table
         .order(staff::username)
-        .select((COLUMNS, staff::email, staff::disabled_at.is_not_null()))
+        .select((COLUMNS, staff::email, staff::disabled_at.is_not_null(), staff::source, staff::last_sign_in_at))
         .load(conn)
         .await
 }
@@ -157,12 +169,14 @@ pub async fn admins_signing_in_with(conn: &mut Conn, password: &str) -> QueryRes
     Ok(matching)
 }
 
-/// An enabled person by username, with their password hash. A disabled
-/// person is not found: they cannot sign in.
+/// An enabled local account by username, with its password hash. A
+/// disabled person is not found, nor a company account (SPEC §16: no local
+/// password): they cannot sign in with a password.
 pub async fn lookup(conn: &mut Conn, username: &str) -> QueryResult<Option<(StaffUser, String)>> {
     staff::table
         .filter(staff::username.eq(username))
         .filter(staff::disabled_at.is_null())
+        .filter(staff::source.eq("local"))
         .select((COLUMNS, staff::password_hash))
         .first(conn)
         .await
@@ -182,14 +196,21 @@ pub async fn set_password(conn: &mut Conn, id: i64, hash: &str, keep: Option<&st
     crate::db::finish(conn, result).await
 }
 
-/// [`set_password`] inside the caller's transaction.
+/// [`set_password`] inside the caller's transaction. A company account has
+/// no local password to set (`false`, nothing changed).
 pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
+    let changed = diesel::update(staff::table.find(id).filter(staff::source.eq("local")))
+        .set(staff::password_hash.eq(hash))
+        .execute(&mut *conn)
+        .await?;
+    if changed == 0 {
+        return Ok(false);
+    }
     let keep = keep.map(token_hash).unwrap_or_default();
-    let changed = diesel::update(staff::table.find(id)).set(staff::password_hash.eq(hash)).execute(&mut *conn).await?;
     diesel::delete(session::table.filter(session::user_id.eq(id)).filter(session::token_hash.ne(keep)))
         .execute(&mut *conn)
         .await?;
-    Ok(changed == 1)
+    Ok(true)
 }
 
 /// Disables or enables a person; disabling ends their sessions in the same
@@ -234,8 +255,20 @@ fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// A new session; the returned token goes into the cookie and nowhere else.
+/// A new session, and the person's last sign-in; the returned token goes
+/// into the cookie and nowhere else.
 pub async fn start_session(conn: &mut Conn, user_id: i64, now: DateTime<Utc>) -> QueryResult<String> {
+    start_session_with(conn, user_id, None, now).await
+}
+
+/// [`start_session`] keeping an OpenID sign-in's ID token with the session,
+/// for the provider's sign-out (`id_token_hint`).
+pub async fn start_session_with(
+    conn: &mut Conn,
+    user_id: i64,
+    id_token: Option<&str>,
+    now: DateTime<Utc>,
+) -> QueryResult<String> {
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = hex::encode(bytes);
@@ -245,9 +278,11 @@ pub async fn start_session(conn: &mut Conn, user_id: i64, now: DateTime<Utc>) ->
             session::user_id.eq(user_id),
             session::created_at.eq(now),
             session::expires_at.eq(now + Duration::hours(SESSION_TTL_HOURS)),
+            session::id_token.eq(id_token),
         ))
-        .execute(conn)
+        .execute(&mut *conn)
         .await?;
+    diesel::update(staff::table.find(user_id)).set(staff::last_sign_in_at.eq(now)).execute(conn).await?;
     Ok(token)
 }
 
@@ -272,7 +307,13 @@ pub async fn set_language(conn: &mut Conn, id: i64, lang: Option<Lang>) -> Query
     Ok(changed == 1)
 }
 
-pub async fn end_session(conn: &mut Conn, token: &str) -> QueryResult<()> {
-    diesel::delete(session::table.filter(session::token_hash.eq(token_hash(token)))).execute(conn).await?;
-    Ok(())
+/// Ends a session; the ID token it was started with, if any (for the
+/// provider's sign-out).
+pub async fn end_session(conn: &mut Conn, token: &str) -> QueryResult<Option<String>> {
+    let id_token = diesel::delete(session::table.filter(session::token_hash.eq(token_hash(token))))
+        .returning(session::id_token)
+        .get_result::<Option<String>>(conn)
+        .await
+        .optional()?;
+    Ok(id_token.flatten())
 }

@@ -240,6 +240,8 @@ diesel::table! {
         calendar_generation -> Int4,
         disabled_at -> Nullable<Timestamptz>,
         configured_password_hash -> Nullable<Text>,
+        source -> Text,
+        last_sign_in_at -> Nullable<Timestamptz>,
         language -> Nullable<Text>,
     }
 }
@@ -250,11 +252,22 @@ diesel::table! {
         user_id -> Int8,
         created_at -> Timestamptz,
         expires_at -> Timestamptz,
+        id_token -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    staff_identity (user_id) {
+        user_id -> Int8,
+        issuer -> Text,
+        subject -> Text,
+        created_at -> Timestamptz,
     }
 }
 
 diesel::joinable!(staff_session -> staff_user (user_id));
-diesel::allow_tables_to_appear_in_same_query!(staff_user, staff_session);
+diesel::joinable!(staff_identity -> staff_user (user_id));
+diesel::allow_tables_to_appear_in_same_query!(staff_user, staff_session, staff_identity);
 
 diesel::table! {
     staff_login_throttle (username) {

@@ -86,9 +86,11 @@ pub async fn response_headers(
     let route = res.request().match_pattern().unwrap_or_else(|| crate::metrics::UNMATCHED_ROUTE.to_owned());
     let elapsed = started.elapsed();
     let mut hsts = false;
+    let mut form_targets = None;
     if let Some(state) = res.request().app_data::<web::Data<crate::state::AppState>>() {
         state.metrics.observe_request(res.request().method(), &route, res.status().as_u16(), elapsed.as_secs_f64());
         hsts = state.transport.https;
+        form_targets = state.oidc.as_ref().and_then(|o| o.origin());
     }
     span.in_scope(|| {
         tracing::info!(route = %route, status = res.status().as_u16(), latency_ms = elapsed.as_millis() as u64, "request")
@@ -107,10 +109,16 @@ pub async fn response_headers(
         set(headers, "strict-transport-security", crate::transport::HSTS);
     }
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        // Browsers hold a form's redirects to `form-action` too: sign-out
+        // goes on to the OpenID provider's end-session page (SPEC §16).
+        let form_action = match form_targets {
+            Some(origin) => format!("'self' {origin}"),
+            None => "'self'".to_owned(),
+        };
         set(
             headers,
             "content-security-policy",
-            "default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'",
+            &format!("default-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action {form_action}"),
         );
     }
     if is_api {

@@ -1,7 +1,10 @@
-//! Sign-in, sign-out and the person's own account page (SPEC §13, §15, §20).
-//! Password hashing runs in a bounded slot with no database connection held,
-//! behind a bounded queue; failures (and wrong current passwords) are
-//! throttled per username and per client address (`auth::throttle`).
+//! Sign-in, sign-out and the person's own account page (SPEC §13, §15, §16,
+//! §20). Password hashing runs in a bounded slot with no database connection
+//! held, behind a bounded queue; failures (and wrong current passwords) are
+//! throttled per username and per client address (`auth::throttle`). The
+//! same form signs in local accounts (as `YEYAK_PASSWORD_LOGIN` allows)
+//! and, with `YEYAK_LDAP_URL`, the directory's people: a local account
+//! first, so the break-glass admin never waits on a directory that is down.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -13,21 +16,22 @@ use super::pages::{self, Nav, Notice};
 use super::{
     cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
 };
+use crate::auth::linked::{self, CompanyPerson, Outcome, Source};
 use crate::auth::staff::{self, StaffUser};
-use crate::auth::throttle;
+use crate::auth::{ldap, throttle};
 use crate::db::DbError;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize)]
 pub struct LoginQuery {
-    next: Option<String>,
+    pub next: Option<String>,
 }
 
 /// Only same-origin paths are followed after sign-in: one leading `/` not
 /// followed by `/` or `\`, and no whitespace or control characters anywhere
 /// (browsers drop tabs and newlines, which would turn `/\t/evil` into
 /// `//evil`).
-fn safe_next(next: Option<&str>) -> String {
+pub fn safe_next(next: Option<&str>) -> String {
     let ok = |n: &str| {
         n.starts_with('/')
             && !n[1..].starts_with(['/', '\\'])
@@ -49,6 +53,9 @@ fn login_page(
     status: StatusCode,
 ) -> HttpResponse {
     let csrf = Csrf::for_render(req, state);
+    let oidc_start = state.oidc.as_ref().map(|_| {
+        format!("/auth/oidc/start?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>())
+    });
     let page = LoginPage {
         i18n: PageI18n::of(req),
         nav: None,
@@ -56,6 +63,8 @@ fn login_page(
         username: username.to_owned(),
         next: next.to_owned(),
         message,
+        password_form: state.password_login != crate::auth::PasswordLogin::Off || state.ldap.is_some(),
+        oidc_start,
     };
     csrf.attach(html_response(status, pages::render(&page)))
 }
@@ -66,7 +75,8 @@ pub async fn login_form(state: web::Data<AppState>, req: HttpRequest, query: web
 
 /// The sign-in page again, refused: 429 with `Retry-After` while locked
 /// (no password checked, nothing counted), 503 at once when the hashing
-/// queue is full, 401 for a wrong name or password.
+/// queue is full or the directory cannot be asked, 401 for a wrong name or
+/// password.
 pub async fn login(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -77,6 +87,7 @@ pub async fn login(
         return Err(csrf_refused());
     }
     let username = form.get("username").trim().to_owned();
+    let password = form.get("password");
     let next = safe_next(Some(form.get("next")).filter(|n| !n.is_empty()).or(query.next.as_deref()));
     let now = state.clock.now();
     let well_formed = staff::valid_username(&username);
@@ -84,6 +95,7 @@ pub async fn login(
     let i18n = PageI18n::of(&req);
     let refuse =
         |key: &str, status| login_page(&req, &state, &username, &next, Some(Notice::error(i18n.t(key))), status);
+    let local = state.password_login.allows(&username, &state.admin_user);
     let Ok(place) = state.hashing.enter() else { return Ok(busy(refuse(BUSY, StatusCode::SERVICE_UNAVAILABLE))) };
     // One attempt at a time per address and username: a burst of guesses is
     // judged one after another against the count (no connection held while waiting).
@@ -100,35 +112,98 @@ pub async fn login(
             throttle::record_failure(&mut conn, &attempt, now).await?;
             return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
         }
-        staff::lookup(&mut conn, &username).await?
+        if local {
+            staff::lookup(&mut conn, &username).await?
+        } else {
+            None
+        }
     };
-    let (user, hash) = found.map_or((None, None), |(u, h)| (Some(u), Some(h)));
-    let ok = place.verify(hash, form.get("password")).await;
+    // A local password is checked unless YEYAK_PASSWORD_LOGIN leaves only
+    // the directory (an unknown name costs the same Argon2 as a wrong password).
+    if local || state.ldap.is_none() {
+        let (user, hash) = found.map_or((None, None), |(u, h)| (Some(u), Some(h)));
+        let ok = place.verify(hash, password).await;
+        if let Some(user) = user.filter(|_| ok) {
+            let mut conn = state.pool.get().await.map_err(DbError::from)?;
+            throttle::clear_failures(&mut conn, &username).await?;
+            if let Some(old) = session_token(&req, &state) {
+                staff::end_session(&mut conn, &old).await?;
+            }
+            let token = staff::start_session(&mut conn, user.id, state.clock.now()).await?;
+            return Ok(signed_in(&state, next, &username, token, now));
+        }
+    }
+    let directory_result = match &state.ldap {
+        Some(directory) => Some(directory.authenticate(&username, password).await),
+        None => None,
+    };
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let Some(user) = user.filter(|_| ok) else {
-        throttle::record_failure(&mut conn, &attempt, now).await?;
-        return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
+    let entry = match directory_result {
+        Some(Ok(entry)) => entry,
+        Some(Err(ldap::Failure::Unavailable(reason))) => {
+            // Not the person's failure: nothing counted; local accounts still sign in.
+            tracing::warn!(%reason, "directory sign-in unavailable");
+            return Ok(refuse(DIRECTORY_DOWN, StatusCode::SERVICE_UNAVAILABLE));
+        }
+        Some(Err(ldap::Failure::Refused(reason))) => {
+            tracing::info!(reason, "directory sign-in refused");
+            throttle::record_failure(&mut conn, &attempt, now).await?;
+            return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
+        }
+        None => {
+            throttle::record_failure(&mut conn, &attempt, now).await?;
+            return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
+        }
     };
-    throttle::clear_failures(&mut conn, &username).await?;
+    let person = CompanyPerson::new(
+        Source::Ldap,
+        ldap::ISSUER,
+        &entry.subject,
+        Some(&username),
+        entry.name.as_deref(),
+        entry.email.as_deref(),
+        entry.is_admin,
+    );
     if let Some(old) = session_token(&req, &state) {
         staff::end_session(&mut conn, &old).await?;
     }
-    let token = staff::start_session(&mut conn, user.id, state.clock.now()).await?;
+    match linked::sign_in(&mut conn, &person, None, state.clock.now()).await? {
+        Outcome::SignedIn { session, .. } => {
+            throttle::clear_failures(&mut conn, &username).await?;
+            Ok(signed_in(&state, next, &username, session, now))
+        }
+        Outcome::Disabled => {
+            tracing::info!("directory sign-in of a disabled account refused");
+            throttle::record_failure(&mut conn, &attempt, now).await?;
+            Ok(refuse(WRONG, StatusCode::UNAUTHORIZED))
+        }
+    }
+}
+
+/// The answer to a successful sign-in: 303 to `next` with a new session and
+/// a new CSRF nonce (nothing from before sign-in carries over), and this
+/// browser marked as the person's device for 30 days (only an HMAC; nothing stored).
+fn signed_in(
+    state: &AppState,
+    next: String,
+    username: &str,
+    token: String,
+    now: chrono::DateTime<chrono::Utc>,
+) -> HttpResponse {
     let mut res = HttpResponse::SeeOther().insert_header((header::LOCATION, next)).finish();
-    // A new session and a new CSRF nonce: nothing from before sign-in carries over.
-    let csrf = fresh_csrf(&state, &token);
-    let _ = res.add_cookie(&cookie(&state, state.transport.session_cookie(), token));
-    // This browser is now the person's device for 30 days (only an HMAC; nothing stored).
+    let csrf = fresh_csrf(state, &token);
+    let _ = res.add_cookie(&cookie(state, state.transport.session_cookie(), token));
     let mut device =
-        cookie(&state, state.transport.device_cookie(), throttle::device_mark(&state.secret, &username, now));
+        cookie(state, state.transport.device_cookie(), throttle::device_mark(&state.secret, username, now));
     device.set_max_age(actix_web::cookie::time::Duration::days(throttle::DEVICE_DAYS));
     let _ = res.add_cookie(&device);
-    Ok(csrf.attach(res))
+    csrf.attach(res)
 }
 
 const LOCKED: &str = "login-locked";
 const WRONG: &str = "login-wrong";
 const BUSY: &str = "login-busy";
+const DIRECTORY_DOWN: &str = "login-directory-down";
 
 /// An attempt as the throttle sees it: the client address, the username
 /// when well-formed, and whether this browser carries that person's device mark.
@@ -156,12 +231,17 @@ fn busy(mut res: HttpResponse) -> HttpResponse {
     res
 }
 
+/// Ends yeyak's session; after an OpenID sign-in, the browser then goes to
+/// the provider's sign-out (SPEC §16), which sends it back to `/login`.
 pub async fn logout(state: web::Data<AppState>, req: HttpRequest, _: StaffForm) -> Result<HttpResponse, WebError> {
+    let mut id_token = None;
     if let Some(token) = session_token(&req, &state) {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        staff::end_session(&mut conn, &token).await?;
+        id_token = staff::end_session(&mut conn, &token).await?;
     }
-    let mut res = HttpResponse::SeeOther().insert_header((header::LOCATION, "/login")).finish();
+    let provider = id_token.zip(state.oidc.as_ref()).and_then(|(hint, oidc)| oidc.sign_out_url(&hint));
+    let to = provider.map_or_else(|| "/login".to_owned(), String::from);
+    let mut res = HttpResponse::SeeOther().insert_header((header::LOCATION, to)).finish();
     let mut gone = cookie(&state, state.transport.session_cookie(), String::new());
     gone.make_removal();
     let _ = res.add_cookie(&gone);
@@ -203,6 +283,7 @@ async fn render_account_in(
 ) -> Result<HttpResponse, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
+    let local_password = staff::source_of(&mut conn, user.id).await?.as_deref() == Some("local");
     drop(conn);
     let csrf = Csrf::for_render(req, state);
     let page = AccountPage {
@@ -214,6 +295,7 @@ async fn render_account_in(
         display_name: user.display_name.clone(),
         feed_url: feed_url(req, state, user, generation),
         message,
+        local_password,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -225,6 +307,9 @@ pub async fn account(
 ) -> Result<HttpResponse, WebError> {
     render_account(&state, &req, &user, None, StatusCode::OK).await
 }
+
+/// A company account asking to change a password it does not have.
+const COMPANY_PASSWORD: &str = "account-company-password";
 
 /// Shortest password accepted anywhere.
 pub const MIN_PASSWORD_CHARS: usize = 10;
@@ -238,6 +323,14 @@ pub async fn change_password(
 ) -> Result<HttpResponse, WebError> {
     let i18n = PageI18n::of(&req);
     let new = form.get("new_password");
+    let source = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        staff::source_of(&mut conn, user.id).await?
+    };
+    if source.as_deref() != Some("local") {
+        let message = Notice::error(i18n.t(COMPANY_PASSWORD));
+        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+    }
     if new.chars().count() < MIN_PASSWORD_CHARS {
         let message = Notice::error(i18n.t("account-password-too-short"));
         return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
@@ -320,6 +413,10 @@ pub struct LoginPage {
     /// Where to go after signing in (already checked to be a local path).
     pub next: String,
     pub message: Option<Notice>,
+    /// The username/password form (local accounts or the directory).
+    pub password_form: bool,
+    /// `/auth/oidc/start?next=…` when OpenID Connect is configured.
+    pub oidc_start: Option<String>,
 }
 
 #[derive(Template)]
@@ -334,6 +431,8 @@ pub struct AccountPage {
     pub display_name: String,
     pub feed_url: String,
     pub message: Option<Notice>,
+    /// A local account: its password can be changed here (company accounts have none).
+    pub local_password: bool,
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod history;
 pub mod language;
 pub mod my;
 pub mod pages;
+pub mod sso;
 pub mod week;
 pub mod words;
 

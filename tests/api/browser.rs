@@ -590,3 +590,50 @@ async fn english_pages(
     c.set_window_size(1280, 1100).await?;
     Ok(())
 }
+/// SPEC §16: the sign-in page offers both ways, and the company one goes
+/// through the real provider's pages and back, signed in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_with_the_company_account_in_a_real_browser() {
+    let provider = crate::sso_support::Provider::start().await;
+    let app = crate::sso_support::app_with(&provider, "yeyak", |_| {}).await;
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = async {
+        c.goto(&app.url("/login?next=/my")).await?;
+        c.find(Locator::Css("form[action='/login'] #password")).await?;
+        let link = c.find(Locator::Css("a.sso")).await?;
+        assert_eq!(link.text().await?, "회사 계정으로 로그인");
+        screenshot(&c, "login").await;
+        assert_accessible(&c, "sign-in page with the company sign-in").await;
+        // The same page in English (SPEC §19), then back to Korean.
+        c.goto(&app.url("/login?next=/my&lang=en")).await?;
+        c.find(Locator::Css("form[action='/login'] #password")).await?;
+        assert_eq!(c.find(Locator::Css("a.sso")).await?.text().await?, "Sign in with your company account");
+        screenshot(&c, "login-sso-en").await;
+        assert_accessible(&c, "sign-in page with the company sign-in, in English").await;
+        c.goto(&app.url("/login?next=/my&lang=ko")).await?;
+        let link = c.find(Locator::Css("a.sso")).await?;
+        link.click().await?;
+        // The provider's own pages: any login name, then consent.
+        c.wait().for_element(Locator::Css("input[name=login]")).await?.send_keys("alice").await?;
+        c.find(Locator::Css("input[name=password]")).await?.send_keys("any").await?;
+        c.find(Locator::Css("button[type=submit]")).await?.click().await?;
+        c.wait().for_element(Locator::Css("input[name=prompt][value=consent]")).await?;
+        c.find(Locator::Css("button[type=submit]")).await?.click().await?;
+        c.wait().for_element(Locator::Css(".who")).await?;
+        assert_eq!(c.current_url().await?.path(), "/my");
+        assert!(c.find(Locator::Css(".who")).await?.text().await?.contains("Alice Kim"));
+        // Sign-out goes on to the provider's own sign-out page (the form's
+        // redirect is allowed by the page's form-action).
+        c.find(Locator::Css("form[action='/logout'] button")).await?.click().await?;
+        c.wait().for_element(Locator::Css("button[name=logout]")).await?;
+        assert!(c.current_url().await?.as_str().starts_with(&provider.issuer));
+        c.find(Locator::Css("button[name=logout]")).await?.click().await?;
+        c.wait().for_element(Locator::Css("form[action='/login']")).await?;
+        assert_eq!(c.current_url().await?.path(), "/login");
+        Ok::<_, fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.unwrap();
+}

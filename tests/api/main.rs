@@ -37,6 +37,10 @@ mod rules;
 mod series;
 #[path = "../../benches/common/smtp_sink.rs"]
 mod smtp_sink;
+mod sso_hostile;
+mod sso_ldap;
+mod sso_oidc;
+mod sso_support;
 mod startup;
 mod statements;
 mod sweeper;

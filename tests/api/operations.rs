@@ -75,7 +75,7 @@ async fn metrics_count_exactly_what_happened() {
 
 /// A log sink shared by this test binary (the subscriber is global).
 #[derive(Clone, Default)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
+pub struct Sink(pub Arc<Mutex<Vec<u8>>>);
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -87,7 +87,7 @@ impl Write for Sink {
     }
 }
 
-fn capture_logs() -> Sink {
+pub fn capture_logs() -> Sink {
     static SINK: OnceLock<Sink> = OnceLock::new();
     SINK.get_or_init(|| {
         let sink = Sink::default();
