@@ -71,8 +71,14 @@ impl Lang {
         }
     }
 
-    fn id(self) -> LanguageIdentifier {
-        self.tag().parse().expect("a valid language tag")
+    /// The catalogue's identifier, parsed once (every text looks it up).
+    fn id(self) -> &'static LanguageIdentifier {
+        static KO: std::sync::LazyLock<LanguageIdentifier> = std::sync::LazyLock::new(|| "ko".parse().expect("ko"));
+        static EN: std::sync::LazyLock<LanguageIdentifier> = std::sync::LazyLock::new(|| "en".parse().expect("en"));
+        match self {
+            Lang::Ko => &KO,
+            Lang::En => &EN,
+        }
     }
 
     /// The first of our languages an `Accept-Language` header prefers
@@ -105,7 +111,7 @@ fn quality(text: &str) -> Option<u16> {
 /// The text of `key` in `lang` with `args`, or `None` when the catalogue
 /// lacks the key or the text needs an argument that was not given.
 pub fn text(lang: Lang, key: &str, args: &HashMap<Cow<'static, str>, FluentValue<'_>>) -> Option<String> {
-    let text = CATALOGUES.lookup_single_language(&lang.id(), key, Some(args)).ok()?;
+    let text = CATALOGUES.lookup_single_language(lang.id(), key, Some(args)).ok()?;
     // Fluent writes a missing argument as `{$name}`.
     (!text.contains("{$")).then_some(text)
 }
