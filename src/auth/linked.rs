@@ -194,10 +194,7 @@ async fn update_linked(conn: &mut Conn, p: &CompanyPerson) -> QueryResult<Option
         link::table.filter(link::issuer.eq(&p.issuer)).filter(link::subject.eq(&p.subject)).select(link::user_id);
     diesel::update(account::table.filter(account::id.eq_any(linked)))
         .set((account::display_name.eq(&p.display_name), account::email.eq(&p.email), account::is_admin.eq(p.is_admin)))
-        .returning((
-            (account::id, account::username, account::display_name, account::is_admin),
-            account::disabled_at.is_not_null(),
-        ))
+        .returning((staff::COLUMNS, account::disabled_at.is_not_null()))
         .get_result(conn)
         .await
         .optional()
@@ -220,7 +217,7 @@ async fn create_linked(conn: &mut Conn, p: &CompanyPerson) -> Result<StaffUser, 
             // The constraint decides who has a name, never a read before.
             .on_conflict(account::username)
             .do_nothing()
-            .returning((account::id, account::username, account::display_name, account::is_admin))
+            .returning(staff::COLUMNS)
             .get_result(&mut *conn)
             .await
             .optional()?;

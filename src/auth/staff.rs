@@ -33,7 +33,8 @@ impl StaffUser {
     }
 }
 
-const COLUMNS: (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language) =
+/// The columns of a [`StaffUser`], in its order.
+pub const COLUMNS: (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language) =
     (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language);
 
 /// Username rules: `[A-Za-z0-9._-]{1,64}`.
