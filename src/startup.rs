@@ -62,6 +62,9 @@ pub struct Application {
     pub embedded: Option<EmbeddedCluster>,
 }
 
+/// How long an idle HTTP/1.1 connection stays open (nginx's default).
+const KEEP_ALIVE_SECONDS: u64 = 75;
+
 /// Builds the application on the wall clock.
 pub async fn build(config: Config) -> Result<Application, StartupError> {
     build_with_clock(config, Arc::new(SystemClock)).await
@@ -223,6 +226,12 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             .wrap(from_fn(crate::http::response_headers))
             .configure(crate::routes::configure)
     })
+    // Idle connections stay open longer than clients that reuse them
+    // usually wait (calendar apps, proxies, test clients idle for seconds
+    // under load): at actix's 5 s a request sent on a connection the server
+    // is closing at that instant is lost, and a non-browser client sees the
+    // connection end without an answer.
+    .keep_alive(std::time::Duration::from_secs(KEEP_ALIVE_SECONDS))
     .listen(listener)
     .map_err(|cause| StartupError::Bind { addr, cause })?
     .shutdown_timeout(10)

@@ -203,6 +203,8 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
         ],
         "/bookings/{id}/cancel" => vec![format!("/bookings/{id}/cancel"), format!("/bookings/{}/cancel", w.occurrence)],
         "/login" => vec!["/login".into(), "/login?next=%2Fmy".into()],
+        // Without a provider configured, company sign-in is a page that says so.
+        "/auth/oidc/start" | "/auth/oidc/callback" => vec![route.to_owned()],
         "/admin/consistency" | "/admin/staff" | "/account" | "/admin/approvals" | "/admin/rooms" => {
             vec![route.to_owned()]
         }
