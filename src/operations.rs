@@ -40,6 +40,8 @@ pub static ALL: &[&Operation] = &[
     &crate::auth::commands::RESET_PASSWORD,
     &crate::auth::commands::CREATE_KEY,
     &crate::auth::commands::REVOKE_KEY,
+    &crate::auth::app_password::CREATE,
+    &crate::auth::app_password::REVOKE,
     &crate::display::ISSUE,
     &crate::display::REVOKE,
 ];

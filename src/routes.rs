@@ -61,6 +61,8 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/account", web::get().to(ui::account::account))
         .route("/account/password", web::post().to(ui::account::change_password))
         .route("/account/calendar-token", web::post().to(ui::account::rotate_calendar_token))
+        .route("/account/app-passwords", web::post().to(ui::account::create_app_password))
+        .route("/account/app-passwords/{id}/revoke", web::post().to(ui::account::revoke_app_password))
         .route("/admin/approvals", web::get().to(ui::approvals::list))
         .route("/admin/approvals/{id}/approve", web::post().to(ui::approvals::approve))
         .route("/admin/approvals/{id}/reject", web::post().to(ui::approvals::reject))

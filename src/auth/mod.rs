@@ -2,6 +2,7 @@
 //! Staff sign-in for the browser UI lands beside these.
 
 pub mod api_key;
+pub mod app_password;
 pub mod commands;
 pub mod hashing;
 pub mod keys;

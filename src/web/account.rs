@@ -12,6 +12,7 @@ use super::pages::{self, Nav, Notice};
 use super::{
     cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
 };
+use crate::auth::app_password;
 use crate::auth::staff::{self, StaffUser};
 use crate::auth::throttle;
 use crate::db::DbError;
@@ -183,9 +184,39 @@ async fn render_account(
     message: Option<Notice>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
+    render_account_with(state, req, user, message, None, status).await
+}
+
+/// The account page; `created` is an app password made by this request,
+/// shown this once.
+async fn render_account_with(
+    state: &AppState,
+    req: &HttpRequest,
+    user: &StaffUser,
+    message: Option<Notice>,
+    created: Option<app_password::Created>,
+    status: StatusCode,
+) -> Result<HttpResponse, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
+    let passwords = app_password::list(&mut conn, user.id).await?;
     drop(conn);
+    let tz = state.policy().timezone;
+    let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
+    let app_passwords = passwords
+        .into_iter()
+        .map(|p| AppPasswordRow {
+            id: p.id,
+            label: p.label,
+            created: local(p.created_at),
+            last_used: p.last_used_at.map(local),
+            revoked: p.revoked_at.is_some(),
+        })
+        .collect();
+    let origin = match &state.public_origin {
+        Some(origin) => origin.clone(),
+        None => state.transport.request_origin(req),
+    };
     let csrf = Csrf::for_render(req, state);
     let page = AccountPage {
         nav: pages::nav(user, &csrf.token),
@@ -193,9 +224,59 @@ async fn render_account(
         username: user.username.clone(),
         display_name: user.display_name.clone(),
         feed_url: feed_url(req, state, user, generation),
+        dav_url: format!("{origin}/dav/"),
+        app_passwords,
+        created,
         message,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+/// `POST /account/app-passwords` (`label`): a new app password for a
+/// calendar app, shown once on the answer.
+pub async fn create_app_password(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let label = match app_password::parse_label(form.get("label")) {
+        Ok(label) => label,
+        Err(_) => {
+            let message = Notice::error("이름(label)은 1~100자로, 제어 문자나 줄바꿈 없이 적어 주세요.");
+            return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+        }
+    };
+    let (secret, digest) = app_password::generate(&state.secret);
+    let command = app_password::CreateAppPassword { label, secret, digest };
+    let created = state
+        .pipeline
+        .run(&super::principal(&state, &user), None, &command)
+        .await
+        .map_err(|e| super::bookings::refused_page(&e))?;
+    let message = Notice::ok(format!("앱 비밀번호 '{}'을(를) 만들었습니다. 지금 한 번만 보입니다.", created.label));
+    render_account_with(&state, &req, &user, Some(message), Some(created), StatusCode::OK).await
+}
+
+/// `POST /account/app-passwords/{id}/revoke`: refused at once everywhere.
+pub async fn revoke_app_password(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    StaffForm { user, .. }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let not_found = || {
+        WebError::Page(StatusCode::NOT_FOUND, pages::message_page("찾을 수 없습니다", "그런 앱 비밀번호가 없습니다."))
+    };
+    let id: i64 = id.parse().map_err(|_| not_found())?;
+    let command = app_password::RevokeAppPassword { id };
+    let revoked = state
+        .pipeline
+        .run(&super::principal(&state, &user), None, &command)
+        .await
+        .map_err(|e| super::bookings::refused_page(&e))?
+        .ok_or_else(not_found)?;
+    let message = Notice::ok(format!("앱 비밀번호 '{}'을(를) 폐기했습니다. 이제 로그인할 수 없습니다.", revoked.label));
+    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
 
 pub async fn account(
@@ -281,7 +362,21 @@ pub struct AccountPage {
     pub username: String,
     pub display_name: String,
     pub feed_url: String,
+    /// Where calendar apps connect (`{base}/dav/`).
+    pub dav_url: String,
+    pub app_passwords: Vec<AppPasswordRow>,
+    /// Made by this request: its secret is shown this once.
+    pub created: Option<app_password::Created>,
     pub message: Option<Notice>,
+}
+
+/// An app password as the account page lists it (times in the configured zone).
+pub struct AppPasswordRow {
+    pub id: i64,
+    pub label: String,
+    pub created: String,
+    pub last_used: Option<String>,
+    pub revoked: bool,
 }
 
 #[cfg(test)]

@@ -50,6 +50,8 @@ pub const FORM_ROUTES: &[&str] = &[
     "/logout",
     "/account/password",
     "/account/calendar-token",
+    "/account/app-passwords",
+    "/account/app-passwords/{id}/revoke",
     "/admin/staff",
     "/admin/staff/{id}/disable",
     "/admin/staff/{id}/enable",

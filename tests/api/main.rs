@@ -5,6 +5,7 @@ mod helpers;
 mod abuse;
 mod accounts;
 mod admission;
+mod app_passwords;
 mod browser;
 mod calendar;
 mod capacity;
