@@ -7,6 +7,7 @@ mod accounts;
 mod admission;
 mod app_passwords;
 mod browser;
+mod caldav;
 mod calendar;
 mod capacity;
 mod catalogue;
