@@ -8,6 +8,7 @@ mod admission;
 mod app_passwords;
 mod browser;
 mod caldav;
+mod caldav_client;
 mod calendar;
 mod capacity;
 mod catalogue;
