@@ -66,9 +66,11 @@ pub fn utc_attr(el: &Element, name: &str) -> Result<Option<DateTime<Utc>>, DavEr
     }
 }
 
+type Window = Option<(DateTime<Utc>, DateTime<Utc>)>;
+
 /// The VEVENT time range a `calendar-query` filters by; `Err(())` when it
 /// asks for another component (nothing matches).
-fn query_window(root: &Element) -> Result<Result<Option<(DateTime<Utc>, DateTime<Utc>)>, ()>, DavError> {
+fn query_window(root: &Element) -> Result<Result<Window, ()>, DavError> {
     let Some(cal) = root.child(CALDAV, "filter").and_then(|f| f.child(CALDAV, "comp-filter")) else {
         return Ok(Ok(None));
     };
@@ -246,7 +248,7 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
             Target::Booking(id) => bookings.iter().find(|b| b.id == id).map(|b| render::single(b, &ctx(organizer(b)))),
             Target::Series(id) => series.iter().find(|s| s.id == id).and_then(|s| {
                 let occ: Vec<Booking> = occurrences.iter().filter(|o| o.series_id == Some(id)).cloned().collect();
-                let org = occ.iter().next().and_then(organizer);
+                let org = <[Booking]>::first(&occ).and_then(organizer);
                 render::series(s, &occ, &ctx(org))
             }),
         };

@@ -122,7 +122,7 @@ pub fn parse(body: &[u8]) -> Option<Element> {
     root
 }
 
-fn close(stack: &mut Vec<Element>, root: &mut Option<Element>, el: Element) {
+fn close(stack: &mut [Element], root: &mut Option<Element>, el: Element) {
     match stack.last_mut() {
         Some(parent) => parent.children.push(el),
         None => *root = Some(el),
