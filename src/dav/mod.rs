@@ -100,9 +100,12 @@ impl From<ApiError> for DavError {
 /// refusal names in its details (a series' first taken date).
 pub fn refusal_body(err: &ApiError) -> Node {
     let code = serde_json::to_value(err.code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    // The message the JSON API gives a caller that asks for no language.
+    let message = crate::i18n::api::message(crate::i18n::Lang::Ko, &code, &err.details, &err.message)
+        .unwrap_or_else(|| err.message.clone());
     let mut node = Node::dav("error")
         .with(Node::new(xml::YEYAK, "code").with_text(code))
-        .with(Node::new(xml::YEYAK, "message").with_text(err.message.clone()));
+        .with(Node::new(xml::YEYAK, "message").with_text(message));
     if let Some(first) = err.details.get("conflicts").and_then(|c| c.get(0)) {
         let text = |k: &str| first.get(k).map(|v| v.as_str().map_or(v.to_string(), str::to_owned)).unwrap_or_default();
         node = node.with(

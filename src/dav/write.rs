@@ -135,6 +135,13 @@ fn title_of(inv: &Invitation) -> Result<Title, DavError> {
     Ok(Title::parse(summary)?)
 }
 
+/// What the event asks for, as valid values.
+struct Wanted {
+    rooms: RequestedRooms,
+    title: Title,
+    range: TimeRange,
+}
+
 pub async fn put(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<HttpResponse, DavError> {
     let Resource::BookingMember(username, name) = resource else {
         return Err(match resource {
@@ -146,9 +153,11 @@ pub async fn put(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<Ht
     };
     door.ensure_own(username)?;
     let inv = read_invitation(door, body)?;
-    let rooms = room_codes(door, &inv).await?;
-    let title = title_of(&inv)?;
-    let range = TimeRange::new(inv.starts_at, inv.ends_at)?;
+    let wanted = Wanted {
+        rooms: room_codes(door, &inv).await?,
+        title: title_of(&inv)?,
+        range: TimeRange::new(inv.starts_at, inv.ends_at)?,
+    };
     let (calendar, _, member) = member_of(door, resource).await?;
     let _ = calendar;
     preconditions(door, member.as_ref())?;
@@ -172,10 +181,12 @@ pub async fn put(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<Ht
         }
     }
     match member {
-        None => create(door, name, &inv, rooms, title, range, body).await,
+        // What the UID booked before (then deleted) makes a re-`PUT` of the
+        // same body a new command, not a replay of the first.
+        None => create(door, name, &inv, wanted, body, mapped.and_then(|m| m.target())).await,
         Some(m) => match m.target {
-            Target::Booking(id) => update_booking(door, id, &inv, rooms, title, range).await,
-            Target::Series(id) => update_series(door, id, &inv, rooms, title, range).await,
+            Target::Booking(id) => update_booking(door, id, &inv, wanted).await,
+            Target::Series(id) => update_series(door, id, &inv, wanted).await,
         },
     }
 }
@@ -187,15 +198,17 @@ async fn create(
     door: &Door<'_>,
     name: &str,
     inv: &Invitation,
-    rooms: RequestedRooms,
-    title: Title,
-    range: TimeRange,
+    wanted: Wanted,
     body: &[u8],
+    before: Option<Target>,
 ) -> Result<HttpResponse, DavError> {
+    let Wanted { rooms, title, range } = wanted;
     let names = Names { staff_id: door.caller.id, uid: inv.uid.clone(), name: name.to_owned() };
     let mut digest = Sha256::new();
     digest.update(door.caller.id.to_be_bytes());
     digest.update(name.as_bytes());
+    digest.update([0]);
+    digest.update(format!("{before:?}").as_bytes());
     digest.update([0]);
     digest.update(body);
     let key = IdempotencyKey::parse(&format!("dav-{}", hex::encode(digest.finalize())))
@@ -235,14 +248,8 @@ async fn load(door: &Door<'_>, id: i64) -> Result<Booking, DavError> {
 
 /// A `PUT` over a single booking: moved, retitled or given other rooms like
 /// `PATCH /api/bookings/{id}`; unchanged, nothing runs.
-async fn update_booking(
-    door: &Door<'_>,
-    id: i64,
-    inv: &Invitation,
-    rooms: RequestedRooms,
-    title: Title,
-    range: TimeRange,
-) -> Result<HttpResponse, DavError> {
+async fn update_booking(door: &Door<'_>, id: i64, inv: &Invitation, wanted: Wanted) -> Result<HttpResponse, DavError> {
+    let Wanted { rooms, title, range } = wanted;
     if inv.rrule.is_some() {
         return Err(DavError::Refused(ApiError::malformed(
             "RRULE",
@@ -267,14 +274,8 @@ async fn update_booking(
 /// A `PUT` over a series: a new title or local times for its future
 /// occurrences (`series.update`), and its `EXDATE`s and overrides as
 /// cancelled or moved occurrences. Its rule, first date and rooms stay.
-async fn update_series(
-    door: &Door<'_>,
-    id: i64,
-    inv: &Invitation,
-    rooms: RequestedRooms,
-    title: Title,
-    range: TimeRange,
-) -> Result<HttpResponse, DavError> {
+async fn update_series(door: &Door<'_>, id: i64, inv: &Invitation, wanted: Wanted) -> Result<HttpResponse, DavError> {
+    let Wanted { rooms, title, range } = wanted;
     let tz = door.state.policy().timezone;
     let (series, occurrences) = {
         let mut conn = door.state.pool.get().await.map_err(DbError::from)?;

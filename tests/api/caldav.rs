@@ -219,6 +219,12 @@ async fn inviting_a_room_books_it_through_the_booking_command() {
     assert_eq!(all["bookings"][0]["status"], "CANCELLED", "{all}");
     let missing = dav.send("GET", "/dav/calendars/kim/bookings/weekly-1.ics", &[], "").await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    // Put again after the delete: a new booking, not the first one replayed.
+    let rebooked = dav.put("weekly-1.ics", &moved, &[]).await;
+    assert_eq!(rebooked.status, StatusCode::CREATED, "{}", rebooked.body);
+    let live: Vec<Value> = bookings(&app).await.into_iter().filter(|b| b["status"] == "CONFIRMED").collect();
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(dav.send("GET", "/dav/calendars/kim/bookings/weekly-1.ics", &[], "").await.status, StatusCode::OK);
 }
 
 #[tokio::test]
