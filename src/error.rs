@@ -70,6 +70,8 @@ error_codes!(
     HoldLifetimeExceeded,
     /// An API key for `staff` or `display`, the tenants of yeyak's own doors (SPEC §20).
     ReservedTenant,
+    /// A calendar invitation that invites no room (SPEC §17).
+    RoomRequired,
     DatabaseUnavailable,
     Internal,
 );
@@ -92,7 +94,7 @@ impl ErrorCode {
             | QuantityExceedsCapacity
             | ReservedTenant => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
-            Forbidden | OwnerMismatch | NotOrganizer => StatusCode::FORBIDDEN,
+            Forbidden | OwnerMismatch | NotOrganizer | RoomRequired => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
             IdempotencyFingerprintConflict
             | CommandInProgress

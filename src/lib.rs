@@ -16,6 +16,7 @@ pub mod clock;
 pub mod command;
 pub mod config;
 pub mod consistency;
+pub mod dav;
 pub mod db;
 pub mod display;
 pub mod error;

@@ -19,6 +19,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
             web::QueryConfig::default().error_handler(|err, _| ApiError::malformed("query", err.to_string()).into()),
         )
         .configure(page_routes)
+        .configure(dav_routes)
         .service(actix_files::Files::new("/static", concat!(env!("CARGO_MANIFEST_DIR"), "/static")))
         .route("/metrics", web::get().to(http::metrics::scrape))
         .route("/healthz", web::get().to(http::health::healthz))
@@ -64,6 +65,8 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/account/password", web::post().to(ui::account::change_password))
         .route("/account/calendar-token", web::post().to(ui::account::rotate_calendar_token))
         .route("/account/language", web::post().to(ui::account::choose_language))
+        .route("/account/app-passwords", web::post().to(ui::account::create_app_password))
+        .route("/account/app-passwords/{id}/revoke", web::post().to(ui::account::revoke_app_password))
         .route("/admin/approvals", web::get().to(ui::approvals::list))
         .route("/admin/approvals/{id}/approve", web::post().to(ui::approvals::approve))
         .route("/admin/approvals/{id}/reject", web::post().to(ui::approvals::reject))
@@ -77,6 +80,16 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/admin/rooms/{code}/display-token/revoke", web::post().to(ui::admin::rooms::revoke_display_tokens))
         .route("/static/grid.css", web::get().to(ui::grid_css))
         .configure(ui::display::routes);
+}
+
+/// The CalDAV door (SPEC §17): discovery, and every `/dav/` resource by
+/// one dispatcher of WebDAV's methods (`PROPFIND`, `REPORT`, …), which
+/// authenticates itself (HTTP Basic, no cookie: no CSRF token either).
+fn dav_routes(cfg: &mut ServiceConfig) {
+    cfg.route("/.well-known/caldav", web::route().to(crate::dav::discovery))
+        .route("/dav/calendars/{username}/outbox/", web::post().to(crate::dav::serve))
+        .route("/dav", web::route().to(crate::dav::serve))
+        .route("/dav/{tail:.*}", web::route().to(crate::dav::serve));
 }
 
 /// Every JSON route, each registered with its documentation.

@@ -3,6 +3,7 @@
 //! identity (OpenID Connect, LDAP; SPEC §16).
 
 pub mod api_key;
+pub mod app_password;
 pub mod commands;
 pub mod hashing;
 pub mod keys;

@@ -216,7 +216,7 @@ pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<
 
 /// Disables or enables a person; disabling ends their sessions in the same
 /// transaction (feeds and door displays check the flag on every request)
-/// and their calendar token for good: its generation moves on, so enabling
+/// and their calendar token and app passwords for good: its generation moves on, so enabling
 /// them again revives no feed address (SPEC §20; a new one is shown on
 /// `/account`).
 pub async fn set_disabled(
@@ -248,6 +248,8 @@ pub async fn set_disabled_in(
         .optional()?;
     if disabled && user.is_some() {
         diesel::delete(session::table.filter(session::user_id.eq(id))).execute(&mut *conn).await?;
+        // Ended for good, like the calendar token: enabling revives none.
+        super::app_password::revoke_all(conn, id, now).await?;
     }
     Ok(user)
 }

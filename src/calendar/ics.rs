@@ -36,7 +36,7 @@ pub fn uid(id: i64, host: &str) -> String {
 /// character can be written, so they are left out; quoted when it holds a
 /// comma (the crate quotes values holding `:` or `;` itself, and would quote
 /// an already quoted one again).
-fn cn(name: &str) -> String {
+pub(crate) fn cn(name: &str) -> String {
     let clean: String = name.chars().filter(|c| *c != '"' && !crate::text::is_forbidden(*c)).collect();
     if clean.contains(',') && !clean.contains([':', ';']) {
         format!("\"{clean}\"")
@@ -48,7 +48,7 @@ fn cn(name: &str) -> String {
 /// A value on one logical line: line breaks (from rows stored before
 /// titles were one line) become `\n`, which TEXT escaping writes as `\\n`;
 /// other control characters cannot be written in TEXT and are left out.
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.replace("\r\n", "\n")
         .chars()
         .filter_map(|c| match c {

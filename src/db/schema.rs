@@ -73,6 +73,8 @@ diesel::table! {
         action -> Text,
         actor -> Text,
         changes -> Jsonb,
+        /// The writing transaction's id (CalDAV sync tokens, `dav::sync`).
+        txid -> Int8,
     }
 }
 
@@ -288,3 +290,29 @@ diesel::table! {
         revoked_at -> Nullable<Timestamptz>,
     }
 }
+
+diesel::table! {
+    app_password (id) {
+        id -> Int8,
+        staff_id -> Int8,
+        label -> Text,
+        digest -> Text,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    dav_event (staff_id, uid) {
+        staff_id -> Int8,
+        uid -> Text,
+        name -> Text,
+        reservation_id -> Nullable<Int8>,
+        series_id -> Nullable<Int8>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(app_password -> staff_user (staff_id));
+diesel::allow_tables_to_appear_in_same_query!(app_password, staff_user);

@@ -301,6 +301,7 @@ async fn move_booking(
         range: TimeRange::new(body.starts_at, body.ends_at)?,
         title: body.title.as_deref().map(Title::parse).transpose()?,
         expected_version: body.expected_version,
+        rooms: None,
     };
     let command = MoveBooking { id: id.into_inner(), change };
     run(&state.pipeline, &cmd.principal, cmd.key, &command).await

@@ -64,7 +64,7 @@ pub fn routes(api: &mut Api) {
     .route(
         Method::GET,
         "/rooms/{code}",
-        Op::new::<Room>(Tag::Rooms, "getRoom", "one room", 200).errors(&[NotFound]),
+        Op::new::<RoomView>(Tag::Rooms, "getRoom", "one room, with its calendar address", 200).errors(&[NotFound]),
         get_room,
     )
     .route(
@@ -94,9 +94,26 @@ pub fn routes(api: &mut Api) {
     );
 }
 
+/// A room as the reads show it: every attribute, and its calendar address
+/// (SPEC §17), by which a calendar app invites it.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(rename = "RoomWithAddress")]
+pub struct RoomView {
+    #[serde(flatten)]
+    room: Room,
+    /// `mailto:room-{code}@{YEYAK_ROOM_MAIL_DOMAIN}`.
+    calendar_address: String,
+}
+
+fn view(state: &AppState, room: Room) -> RoomView {
+    let calendar_address = format!("mailto:{}", crate::calendar::address::room(&room.code, &state.room_mail_domain));
+    RoomView { room, calendar_address }
+}
+
 #[derive(Serialize, JsonSchema)]
 pub struct RoomsReply {
-    rooms: Vec<Room>,
+    rooms: Vec<RoomView>,
     /// Every set of rooms that may be booked together: each room alone and
     /// each contiguous run of a suite.
     combinations: Vec<Vec<String>>,
@@ -104,7 +121,7 @@ pub struct RoomsReply {
 
 #[derive(Serialize, JsonSchema)]
 pub struct FreeRoomsReply {
-    rooms: Vec<Room>,
+    rooms: Vec<RoomView>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -121,13 +138,14 @@ async fn list_rooms(
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let rooms = store::list(&mut conn, query.include_retired.unwrap_or(false)).await.map_err(DbError::from)?;
     let active: Vec<Room> = rooms.iter().filter(|r| r.active).cloned().collect();
+    let rooms = rooms.into_iter().map(|r| view(&state, r)).collect();
     Ok(HttpResponse::Ok().json(RoomsReply { combinations: combinations(&active), rooms }))
 }
 
 async fn get_room(state: web::Data<AppState>, _: ApiCaller, code: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let room = store::find(&mut conn, &code).await.map_err(DbError::from)?;
-    room.map(|r| HttpResponse::Ok().json(r)).ok_or_else(|| ApiError::not_found("room"))
+    room.map(|r| HttpResponse::Ok().json(view(&state, r))).ok_or_else(|| ApiError::not_found("room"))
 }
 
 /// The query of a free-room search, as valid values.
@@ -188,6 +206,7 @@ async fn find_free(state: web::Data<AppState>, _: ApiCaller, req: HttpRequest) -
     let rooms = store::free(&mut conn, q.from, q.to, q.min_capacity, &q.equipment.tags(), q.area.as_deref())
         .await
         .map_err(DbError::from)?;
+    let rooms = rooms.into_iter().map(|r| view(&state, r)).collect();
     Ok(HttpResponse::Ok().json(FreeRoomsReply { rooms }))
 }
 

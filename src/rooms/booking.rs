@@ -301,6 +301,30 @@ pub async fn free_intervals(
     .await
 }
 
+/// Busy intervals of a room within `[from, to)`, merged: exactly the window
+/// minus [`free_intervals`] (CalDAV free/busy, SPEC §17).
+pub async fn busy_intervals(
+    conn: &mut Conn,
+    room_code: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Vec<FreeInterval>> {
+    diesel::sql_query(
+        "SELECT lower(b) AS starts_at, upper(b) AS ends_at
+           FROM unnest((SELECT range_agg(tstzrange(starts_at, ends_at, '[)') * tstzrange($2, $3, '[)'))
+                          FROM reservation_room
+                         WHERE room = $1 AND active
+                           AND tstzrange(starts_at, ends_at, '[)') && tstzrange($2, $3, '[)'))) AS b
+          ORDER BY 1",
+    )
+    .bind::<Text, _>(room_code)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .cached()
+    .load(conn)
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

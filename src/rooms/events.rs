@@ -102,6 +102,7 @@ pub async fn created(conn: &mut Conn, bookings: &[&Booking], ctx: &Ctx<'_>) -> d
 fn diff(before: &Booking, after: &Booking) -> Changes {
     Changes::new()
         .diff("title", &before.title, &after.title)
+        .diff("rooms", &before.rooms, &after.rooms)
         .diff("startsAt", before.starts_at, after.starts_at)
         .diff("endsAt", before.ends_at, after.ends_at)
         .diff("status", before.status, after.status)
@@ -114,7 +115,7 @@ pub fn action_of(before: &Booking, after: &Booking) -> Action {
         Action::Cancelled
     } else if after.checked_in_at.is_some() && before.checked_in_at.is_none() && before.starts_at == after.starts_at {
         Action::CheckedIn
-    } else if before.starts_at != after.starts_at || before.ends_at != after.ends_at {
+    } else if before.starts_at != after.starts_at || before.ends_at != after.ends_at || before.rooms != after.rooms {
         Action::Moved
     } else {
         Action::Retitled

@@ -103,6 +103,11 @@ impl Recurrence {
         &self.given
     }
 
+    /// The rule as `rrule` reads it (UNTIL in UTC), for writing `RRULE:`.
+    pub fn rule(&self) -> &str {
+        &self.rule
+    }
+
     /// Every occurrence, the first being `first`, each as long in local
     /// wall-clock time as the first (so 10:00–11:00 stays 10:00–11:00 local).
     pub fn occurrences(&self, first: &TimeRange, tz: Tz) -> Result<Vec<TimeRange>, ApiError> {

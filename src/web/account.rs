@@ -16,6 +16,7 @@ use super::pages::{self, Nav, Notice};
 use super::{
     cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
 };
+use crate::auth::app_password;
 use crate::auth::linked::{self, CompanyPerson, Outcome, Source};
 use crate::auth::staff::{self, StaffUser};
 use crate::auth::{ldap, throttle};
@@ -269,9 +270,13 @@ async fn render_account(
 ) -> Result<HttpResponse, WebError> {
     let i18n = PageI18n::of(req);
     let choice = user.language().unwrap_or(i18n.lang());
-    render_account_in(state, req, user, i18n, choice, message, status).await
+    render_account_in(state, req, user, i18n, choice, message, None, status).await
 }
 
+/// The account page in `i18n`'s language with `choice` marked as the
+/// person's language; `created` is an app password made by this request,
+/// shown this once.
+#[allow(clippy::too_many_arguments)]
 async fn render_account_in(
     state: &AppState,
     req: &HttpRequest,
@@ -279,12 +284,30 @@ async fn render_account_in(
     i18n: PageI18n,
     choice: crate::i18n::Lang,
     message: Option<Notice>,
+    created: Option<app_password::Created>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
     let local_password = staff::source_of(&mut conn, user.id).await?.as_deref() == Some("local");
+    let passwords = app_password::list(&mut conn, user.id).await?;
     drop(conn);
+    let tz = state.policy().timezone;
+    let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
+    let app_passwords = passwords
+        .into_iter()
+        .map(|p| AppPasswordRow {
+            id: p.id,
+            label: p.label,
+            created: local(p.created_at),
+            last_used: p.last_used_at.map(local),
+            revoked: p.revoked_at.is_some(),
+        })
+        .collect();
+    let origin = match &state.public_origin {
+        Some(origin) => origin.clone(),
+        None => state.transport.request_origin(req),
+    };
     let csrf = Csrf::for_render(req, state);
     let page = AccountPage {
         language: choice.tag(),
@@ -294,10 +317,60 @@ async fn render_account_in(
         username: user.username.clone(),
         display_name: user.display_name.clone(),
         feed_url: feed_url(req, state, user, generation),
+        dav_url: format!("{origin}/dav/"),
+        app_passwords,
+        created,
         message,
         local_password,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
+}
+
+/// `POST /account/app-passwords` (`label`): a new app password for a
+/// calendar app, shown once on the answer.
+pub async fn create_app_password(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let i18n = PageI18n::of(&req);
+    let label = match app_password::parse_label(form.get("label")) {
+        Ok(label) => label,
+        Err(_) => {
+            let message = Notice::error(i18n.t("app-password-bad-label"));
+            return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+        }
+    };
+    let (secret, digest) = app_password::generate(&state.secret);
+    let command = app_password::CreateAppPassword { label, secret, digest };
+    let created = state
+        .pipeline
+        .run(&super::principal(&state, &user), None, &command)
+        .await
+        .map_err(|e| super::bookings::refused_page(&e))?;
+    let message = Notice::ok(i18n.t1("app-password-created", "label", created.label.as_str()));
+    let choice = user.language().unwrap_or(i18n.lang());
+    render_account_in(&state, &req, &user, i18n, choice, Some(message), Some(created), StatusCode::OK).await
+}
+
+/// `POST /account/app-passwords/{id}/revoke`: refused at once everywhere.
+pub async fn revoke_app_password(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    StaffForm { user, .. }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let not_found = || WebError::message(StatusCode::NOT_FOUND, "error-not-found-heading", "app-password-not-found");
+    let id: i64 = id.parse().map_err(|_| not_found())?;
+    let command = app_password::RevokeAppPassword { id };
+    let revoked = state
+        .pipeline
+        .run(&super::principal(&state, &user), None, &command)
+        .await
+        .map_err(|e| super::bookings::refused_page(&e))?
+        .ok_or_else(not_found)?;
+    let message = Notice::ok(PageI18n::of(&req).t1("app-password-revoked", "label", revoked.label.as_str()));
+    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
 
 pub async fn account(
@@ -398,7 +471,7 @@ pub async fn choose_language(
     }
     let i18n = PageI18n::in_lang(&req, lang);
     let message = Notice::ok(i18n.t("account-language-saved"));
-    let mut res = render_account_in(&state, &req, &user, i18n, lang, Some(message), StatusCode::OK).await?;
+    let mut res = render_account_in(&state, &req, &user, i18n, lang, Some(message), None, StatusCode::OK).await?;
     let _ = res.add_cookie(&language::remember(&state, lang));
     Ok(res)
 }
@@ -430,9 +503,23 @@ pub struct AccountPage {
     pub username: String,
     pub display_name: String,
     pub feed_url: String,
+    /// Where calendar apps connect (`{base}/dav/`).
+    pub dav_url: String,
+    pub app_passwords: Vec<AppPasswordRow>,
+    /// Made by this request: its secret is shown this once.
+    pub created: Option<app_password::Created>,
     pub message: Option<Notice>,
     /// A local account: its password can be changed here (company accounts have none).
     pub local_password: bool,
+}
+
+/// An app password as the account page lists it (times in the configured zone).
+pub struct AppPasswordRow {
+    pub id: i64,
+    pub label: String,
+    pub created: String,
+    pub last_used: Option<String>,
+    pub revoked: bool,
 }
 
 #[cfg(test)]

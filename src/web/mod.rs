@@ -54,6 +54,8 @@ pub const FORM_ROUTES: &[&str] = &[
     "/account/password",
     "/account/calendar-token",
     "/account/language",
+    "/account/app-passwords",
+    "/account/app-passwords/{id}/revoke",
     "/admin/staff",
     "/admin/staff/{id}/disable",
     "/admin/staff/{id}/enable",
@@ -72,7 +74,10 @@ pub const FORM_ROUTES: &[&str] = &[
 /// POST routes outside [`FORM_ROUTES`], each with why it needs no session
 /// CSRF token: sign-in has no session yet (its token is bound to the nonce
 /// alone), and the door display is authorised by its room token in the form.
-pub const OTHER_POST_ROUTES: &[&str] = &["/login", "/display/{code}/book", "/display/{code}/check-in"];
+/// CalDAV's schedule outbox is authenticated by HTTP Basic on every request
+/// and reads no cookie, so a forged cross-site form cannot act through it.
+pub const OTHER_POST_ROUTES: &[&str] =
+    &["/login", "/display/{code}/book", "/display/{code}/check-in", "/dav/calendars/{username}/outbox/"];
 
 /// The grid's placement classes, generated once.
 pub async fn grid_css() -> HttpResponse {

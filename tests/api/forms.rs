@@ -60,6 +60,7 @@ const TABLES: &[&str] = &[
     "api_key",
     "room",
     "room_display_token",
+    "app_password",
 ];
 
 #[tokio::test]

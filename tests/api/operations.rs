@@ -237,6 +237,11 @@ async fn the_openapi_document_parses_and_lists_every_route() {
     let spec = oas3::from_json(&text).expect("a valid OpenAPI 3.1 document");
     assert_eq!(spec.openapi, "3.1.0");
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // The rooms the reads show carry their calendar address (SPEC §17).
+    let room = &doc["components"]["schemas"]["RoomWithAddress"];
+    assert!(room.to_string().contains("\"calendarAddress\""), "{room}");
+    let required = room["required"].as_array().map(|r| r.iter().any(|f| f == "calendarAddress"));
+    assert_eq!(required, Some(true), "calendarAddress is always there: {room}");
 
     // Validated against the official OpenAPI 3.1 schema (openapi-spec-validator
     // from PyPI ships it; .ci/run installs it).

@@ -1,7 +1,9 @@
-//! `booking.move`: new times (and optionally a new title) for a live
-//! booking, re-checked like a new one. Each room copy is replaced in room
-//! order; the deleted old copy no longer counts, so a move never conflicts
-//! with its own old time.
+//! `booking.move`: new times (and optionally a new title or other rooms)
+//! for a live booking, re-checked like a new one. Each room copy is
+//! replaced in room order; the deleted old copy no longer counts, so a move
+//! never conflicts with its own old time. Other rooms (a calendar app's
+//! invitation changed, SPEC §17) are linked and checked like a new
+//! booking's; the rooms left are recorded in the history.
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -14,7 +16,7 @@ use crate::db::Conn;
 use crate::error::ApiError;
 use crate::rooms::access::Act;
 use crate::rooms::booking::{find, Booking};
-use crate::rooms::domain::{Status, TimeRange, Title};
+use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
 use crate::rooms::{events, rules};
 
 pub static MOVE: Operation = Operation::new("booking.move", &[Role::Staff, Role::Admin, Role::Integration]);
@@ -26,6 +28,9 @@ pub struct Change {
     pub range: TimeRange,
     pub title: Option<Title>,
     pub expected_version: Option<i32>,
+    /// Other rooms (absent: the booking keeps its rooms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rooms: Option<RequestedRooms>,
 }
 
 #[derive(Debug, Clone)]
@@ -54,14 +59,17 @@ async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Re
     change.range.ensure_not_past(ctx.now)?;
     let quota = rules::Quota::lock(conn, ctx).await?;
     let current_rooms = find(conn, id).await?.ok_or_else(|| ApiError::not_found("booking"))?.rooms;
-    let rooms = rules::resolve(conn, &current_rooms, &change.range, ctx).await?;
+    let wanted = change.rooms.as_ref().map_or(current_rooms.as_slice(), |r| r.codes());
+    let rooms = rules::resolve(conn, wanted, &change.range, ctx).await?;
     let before = lock_for(conn, id, ctx.principal, Act::Change, change.expected_version).await?;
     quota.ensure_room_for(conn, ctx, 1, Some(id)).await?;
     let title = change.title.as_ref().map_or(before.title.as_str(), Title::as_str).to_owned();
     let retimed = change.range != before.time();
+    let new_rooms = rooms.codes();
+    let rehoused = new_rooms != before.rooms;
     // A new time in a room that needs approval needs approval again.
     let status = match rules::initial_status(&rooms, ctx) {
-        Status::Pending if retimed => Status::Pending,
+        Status::Pending if retimed || rehoused => Status::Pending,
         _ => before.status,
     };
     diesel::update(reservation::table.find(id))
@@ -71,16 +79,31 @@ async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Re
             reservation::ends_at.eq(change.range.ends_at()),
             reservation::status.eq(status.as_str()),
             reservation::is_exception.eq(before.series_id.is_some() || before.is_exception),
-            reservation::checked_in_at.eq(if retimed { None } else { before.checked_in_at }),
+            reservation::checked_in_at.eq(if retimed || rehoused { None } else { before.checked_in_at }),
+            reservation::check_in_required.eq(if rehoused {
+                rooms.check_in_required()
+            } else {
+                before.check_in_required
+            }),
             reservation::version.eq(reservation::version + 1),
             reservation::updated_at.eq(ctx.now),
         ))
         .execute(conn)
         .await?;
-    if retimed {
-        for code in rooms.codes() {
-            diesel::delete(reservation_room::table.find((id, &code))).execute(conn).await?;
-            if !claim_room(conn, id, &code, &change.range).await? {
+    if rehoused {
+        // Every old copy goes (room order), then every new one is claimed.
+        for code in &before.rooms {
+            diesel::delete(reservation_room::table.find((id, code))).execute(conn).await?;
+        }
+        for code in &new_rooms {
+            if !claim_room(conn, id, code, &change.range).await? {
+                return Err(ApiError::room_time_taken().into());
+            }
+        }
+    } else if retimed {
+        for code in &new_rooms {
+            diesel::delete(reservation_room::table.find((id, code))).execute(conn).await?;
+            if !claim_room(conn, id, code, &change.range).await? {
                 return Err(ApiError::room_time_taken().into());
             }
         }

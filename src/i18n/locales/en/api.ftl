@@ -44,6 +44,7 @@ api-QUANTITY_EXCEEDS_CAPACITY = The quantity asked for exceeds the capacity.
 api-ALREADY_WAITING = You are already waiting for this resource.
 api-HOLD_LIFETIME_EXCEEDED = The hold would outlive its longest allowed life.
 api-RESERVED_TENANT = This tenant name is reserved: { $tenant }
+api-ROOM_REQUIRED = Invite at least one room (an attendee such as room-a@…).
 api-DATABASE_UNAVAILABLE = The database is briefly unreachable; retry.
 api-INTERNAL = Internal error.
 

@@ -44,6 +44,7 @@ api-QUANTITY_EXCEEDS_CAPACITY = 요청한 수량이 전체 수용량보다 많�
 api-ALREADY_WAITING = 이미 이 자원을 기다리고 있습니다.
 api-HOLD_LIFETIME_EXCEEDED = 잡아 둘 수 있는 최대 시간을 넘었습니다.
 api-RESERVED_TENANT = 예약된 테넌트 이름입니다: { $tenant }
+api-ROOM_REQUIRED = 회의실을 참석자로 초대해 주세요 (room-a@… 같은 주소).
 api-DATABASE_UNAVAILABLE = 데이터베이스에 잠시 닿을 수 없습니다. 다시 시도해 주세요.
 api-INTERNAL = 내부 오류가 났습니다.
 

@@ -1,0 +1,147 @@
+//! Free/busy of rooms (SPEC §17): a `VFREEBUSY` `METHOD:REQUEST` posted to
+//! the person's schedule outbox answers a `CALDAV:schedule-response` with
+//! each invited room's busy periods, and the `free-busy-query` report on a
+//! room's calendar gives the same. The intervals are exactly those of
+//! `GET /api/rooms/{code}/availability` (its complement: the window minus
+//! the free intervals), computed by PostgreSQL from the active room copies.
+
+use std::str::FromStr;
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use chrono::{DateTime, Duration, Utc};
+use icalendar::{Calendar, CalendarComponent, Component, Property};
+
+use super::invitation::{self, Refusal};
+use super::path::Resource;
+use super::xml::{Element, Node, CALDAV};
+use super::{DavError, Door};
+use crate::calendar::address;
+use crate::db::DbError;
+use crate::error::ApiError;
+use crate::rooms::booking::{busy_intervals, FreeInterval};
+
+/// Longest window one question may cover.
+const MAX_DAYS: i64 = 400;
+
+fn utc(t: DateTime<Utc>) -> String {
+    t.format("%Y%m%dT%H%M%SZ").to_string()
+}
+
+fn check_window(from: DateTime<Utc>, to: DateTime<Utc>) -> Result<(), DavError> {
+    if to <= from || to - from > Duration::days(MAX_DAYS) {
+        return Err(DavError::Refused(ApiError::malformed(
+            "time-range",
+            format!("the end must be after the start, at most {MAX_DAYS} days later"),
+        )));
+    }
+    Ok(())
+}
+
+async fn busy(
+    door: &Door<'_>,
+    code: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<FreeInterval>, DavError> {
+    let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+    Ok(busy_intervals(&mut conn, code, from, to).await?)
+}
+
+/// A `VFREEBUSY` of one room (`METHOD:REPLY` for the outbox).
+fn vfreebusy(
+    reply: Option<(&str, Option<&str>, Option<&str>)>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    now: DateTime<Utc>,
+    periods: &[FreeInterval],
+) -> String {
+    let mut fb = match CalendarComponent::from_str("BEGIN:VFREEBUSY\r\nEND:VFREEBUSY\r\n") {
+        Ok(CalendarComponent::Other(fb)) => fb,
+        _ => unreachable!("an empty VFREEBUSY parses"),
+    };
+    fb.append_property(Property::new("DTSTAMP", utc(now)))
+        .append_property(Property::new("DTSTART", utc(from)))
+        .append_property(Property::new("DTEND", utc(to)));
+    if let Some((attendee, organizer, uid)) = reply {
+        fb.append_property(Property::new("ATTENDEE", attendee));
+        if let Some(o) = organizer {
+            fb.append_property(Property::new("ORGANIZER", o));
+        }
+        if let Some(u) = uid {
+            fb.append_property(Property::new("UID", u));
+        }
+    }
+    for p in periods {
+        let mut line = Property::new("FREEBUSY", format!("{}/{}", utc(p.starts_at), utc(p.ends_at)));
+        line.add_parameter("FBTYPE", "BUSY");
+        fb.append_multi_property(line);
+    }
+    let mut cal = Calendar::empty();
+    cal.append_property(Property::new("VERSION", "2.0"));
+    cal.append_property(Property::new("PRODID", "-//yeyak//caldav//KO"));
+    if reply.is_some() {
+        cal.append_property(Property::new("METHOD", "REPLY"));
+    }
+    cal.push(fb);
+    cal.done().to_string()
+}
+
+/// `CALDAV:free-busy-query` on a room's calendar.
+pub async fn query(door: &Door<'_>, code: &str, root: &Element) -> Result<HttpResponse, DavError> {
+    let range = root.child(CALDAV, "time-range").ok_or_else(DavError::bad_xml)?;
+    let from = super::report::utc_attr(range, "start")?.ok_or_else(DavError::bad_xml)?;
+    let to = super::report::utc_attr(range, "end")?.ok_or_else(DavError::bad_xml)?;
+    check_window(from, to)?;
+    let periods = busy(door, code, from, to).await?;
+    Ok(HttpResponse::Ok().content_type("text/calendar; charset=utf-8").body(vfreebusy(
+        None,
+        from,
+        to,
+        door.state.clock.now(),
+        &periods,
+    )))
+}
+
+/// `POST` to the schedule outbox.
+pub async fn post(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<HttpResponse, DavError> {
+    let Resource::Outbox(username) = resource else {
+        return Err(DavError::Status(StatusCode::METHOD_NOT_ALLOWED));
+    };
+    door.ensure_own(username)?;
+    let text = std::str::from_utf8(body).map_err(|_| {
+        DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", "the body is not UTF-8")
+    })?;
+    let request = invitation::read_freebusy(text, door.state.policy().timezone).map_err(|r| match r {
+        Refusal::Invalid(why) | Refusal::Unsupported(why) => {
+            DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", why)
+        }
+    })?;
+    check_window(request.starts_at, request.ends_at)?;
+    let catalogue = door.state.catalogue.current().await?;
+    let now = door.state.clock.now();
+    let mut responses = Vec::new();
+    for attendee in &request.attendees {
+        let room = address::room_code(attendee, &door.state.room_mail_domain)
+            .and_then(|c| catalogue.rooms().iter().find(|r| r.code.eq_ignore_ascii_case(c)));
+        let recipient = Node::caldav("recipient").with(Node::href(attendee.clone()));
+        let Some(room) = room else {
+            responses.push(
+                Node::caldav("response")
+                    .with(recipient)
+                    .with(Node::caldav("request-status").with_text("3.7;Invalid calendar user")),
+            );
+            continue;
+        };
+        let periods = busy(door, &room.code, request.starts_at, request.ends_at).await?;
+        let reply = (attendee.as_str(), request.organizer.as_deref(), request.uid.as_deref());
+        let data = vfreebusy(Some(reply), request.starts_at, request.ends_at, now, &periods);
+        responses.push(
+            Node::caldav("response")
+                .with(recipient)
+                .with(Node::caldav("request-status").with_text("2.0;Success"))
+                .with(Node::caldav("calendar-data").with_text(data)),
+        );
+    }
+    Ok(super::xml_response(StatusCode::OK, &Node::caldav("schedule-response").with_all(responses)))
+}

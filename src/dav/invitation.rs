@@ -1,0 +1,377 @@
+//! What a calendar app's `PUT` asks for (SPEC §17), read from the iCalendar
+//! text by the `icalendar` crate's parser: one event (a master `VEVENT`,
+//! with its `RECURRENCE-ID` overrides when it repeats), its rooms (the
+//! attendees whose address is a room's), its times as instants. Strict:
+//! anything this cannot read is refused before anything runs. No I/O.
+//!
+//! Times: `…Z` is UTC; a `TZID` names an IANA zone, or a `VTIMEZONE` of the
+//! request (its `X-LIC-LOCATION`, or its one fixed offset); floating times
+//! and dates are in the configured zone (`YEYAK_TIMEZONE`).
+
+use chrono::{DateTime, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use icalendar::parser::{self, Component, Property};
+
+use crate::calendar::address;
+
+/// Why a body is refused before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not iCalendar, or not one event (400 `CALDAV:valid-calendar-data`).
+    Invalid(String),
+    /// A `VTODO` or `VJOURNAL` (403 `CALDAV:supported-calendar-component`).
+    Unsupported(String),
+}
+
+fn invalid(reason: impl Into<String>) -> Refusal {
+    Refusal::Invalid(reason.into())
+}
+
+/// One occurrence changed from the rule (`RECURRENCE-ID`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    /// Where the rule put it.
+    pub recurrence_id: DateTime<Utc>,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    /// `STATUS:CANCELLED`: this occurrence is off.
+    pub cancelled: bool,
+}
+
+/// The event a `PUT` carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invitation {
+    pub uid: String,
+    /// `SUMMARY`, unescaped (may be empty: the caller names it).
+    pub summary: String,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    /// Room codes as the attendee addresses write them (matched to the
+    /// catalogue case-insensitively by the caller).
+    pub rooms: Vec<String>,
+    /// The `RRULE` value.
+    pub rrule: Option<String>,
+    pub exdates: Vec<DateTime<Utc>>,
+    pub overrides: Vec<Override>,
+}
+
+/// A time zone a request may name.
+#[derive(Debug, Clone, Copy)]
+enum Zone {
+    Named(Tz),
+    Fixed(FixedOffset),
+}
+
+impl Zone {
+    fn instant(self, local: NaiveDateTime) -> Option<DateTime<Utc>> {
+        match self {
+            Zone::Named(tz) => tz.from_local_datetime(&local).earliest().map(|t| t.with_timezone(&Utc)),
+            Zone::Fixed(off) => off.from_local_datetime(&local).single().map(|t| t.with_timezone(&Utc)),
+        }
+    }
+}
+
+fn is(name: &str, want: &str) -> bool {
+    name.eq_ignore_ascii_case(want)
+}
+
+fn param<'a>(p: &'a Property<'_>, key: &str) -> Option<&'a str> {
+    p.params.iter().find(|x| is(x.key.as_str(), key)).and_then(|x| x.val.as_ref()).map(|v| v.as_str().trim_matches('"'))
+}
+
+fn props<'a, 'b>(c: &'a Component<'b>, name: &'a str) -> impl Iterator<Item = &'a Property<'b>> + 'a {
+    c.properties.iter().filter(move |p| is(p.name.as_str(), name))
+}
+
+fn prop<'a, 'b>(c: &'a Component<'b>, name: &'a str) -> Option<&'a Property<'b>> {
+    props(c, name).next()
+}
+
+/// The zones a request's `VTIMEZONE`s define, by `TZID`.
+struct Zones {
+    home: Tz,
+    defined: Vec<(String, Zone)>,
+}
+
+impl Zones {
+    fn read(calendar: &Component<'_>, home: Tz) -> Result<Zones, Refusal> {
+        let mut defined = Vec::new();
+        for tz in calendar.components.iter().filter(|c| is(c.name.as_str(), "VTIMEZONE")) {
+            let Some(id) = prop(tz, "TZID").map(|p| p.val.as_str().to_owned()) else {
+                return Err(invalid("a VTIMEZONE without TZID"));
+            };
+            let named = prop(tz, "X-LIC-LOCATION").and_then(|p| p.val.as_str().parse::<Tz>().ok());
+            let zone = match named.or_else(|| id.parse::<Tz>().ok()) {
+                Some(tz) => Some(Zone::Named(tz)),
+                None => fixed_offset(tz),
+            };
+            if let Some(zone) = zone {
+                defined.push((id, zone));
+            }
+        }
+        Ok(Zones { home, defined })
+    }
+
+    fn zone(&self, tzid: Option<&str>) -> Result<Zone, Refusal> {
+        let Some(id) = tzid else { return Ok(Zone::Named(self.home)) };
+        if let Some((_, zone)) = self.defined.iter().find(|(d, _)| d == id) {
+            return Ok(*zone);
+        }
+        id.parse::<Tz>().map(Zone::Named).map_err(|_| invalid(format!("unknown TZID `{id}` and no VTIMEZONE for it")))
+    }
+
+    /// An instant from a DATE-TIME (or DATE: local midnight) property.
+    fn instant(&self, p: &Property<'_>) -> Result<DateTime<Utc>, Refusal> {
+        let value = p.val.as_str().trim();
+        let bad = || invalid(format!("{} `{value}` is not a date or date-time", p.name.as_str()));
+        if let Some(utc) = value.strip_suffix('Z').or_else(|| value.strip_suffix('z')) {
+            let t = NaiveDateTime::parse_from_str(utc, "%Y%m%dT%H%M%S").map_err(|_| bad())?;
+            return Ok(t.and_utc());
+        }
+        let local = if value.len() == 8 || param(p, "VALUE").is_some_and(|v| is(v, "DATE")) {
+            NaiveDate::parse_from_str(value, "%Y%m%d").map_err(|_| bad())?.and_time(NaiveTime::MIN)
+        } else {
+            NaiveDateTime::parse_from_str(value, "%Y%m%dT%H%M%S").map_err(|_| bad())?
+        };
+        self.zone(param(p, "TZID"))?.instant(local).ok_or_else(bad)
+    }
+}
+
+/// A `VTIMEZONE` all of whose observances have one offset (most of Asia):
+/// that offset. Zones with daylight rules need an IANA name.
+fn fixed_offset(tz: &Component<'_>) -> Option<Zone> {
+    let mut offsets = tz.components.iter().filter_map(|o| prop(o, "TZOFFSETTO")).map(|p| p.val.as_str().trim());
+    let first = offsets.next()?;
+    if offsets.any(|o| o != first) {
+        return None;
+    }
+    let (sign, digits) = match first.as_bytes().first()? {
+        b'+' => (1, &first[1..]),
+        b'-' => (-1, &first[1..]),
+        _ => return None,
+    };
+    if !(digits.len() == 4 || digits.len() == 6) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| digits.get(r).and_then(|s| s.parse::<i32>().ok()).unwrap_or(0);
+    FixedOffset::east_opt(sign * (n(0..2) * 3600 + n(2..4) * 60 + n(4..6))).map(Zone::Fixed)
+}
+
+/// `DURATION` (RFC 5545 §3.3.6) through the `iso8601` crate.
+fn duration(p: &Property<'_>) -> Result<Duration, Refusal> {
+    let raw = p.val.as_str().trim();
+    let bad = || invalid(format!("DURATION `{raw}` is not a duration"));
+    let positive = raw.strip_prefix('+').unwrap_or(raw);
+    if positive.starts_with('-') {
+        return Err(bad());
+    }
+    let parsed = iso8601::duration(positive).map_err(|_| bad())?;
+    Duration::from_std(std::time::Duration::from(parsed)).map_err(|_| bad())
+}
+
+/// Start and end of a VEVENT.
+fn times(e: &Component<'_>, zones: &Zones) -> Result<(DateTime<Utc>, DateTime<Utc>), Refusal> {
+    let start = zones.instant(prop(e, "DTSTART").ok_or_else(|| invalid("a VEVENT without DTSTART"))?)?;
+    let end = match (prop(e, "DTEND"), prop(e, "DURATION")) {
+        (Some(end), _) => zones.instant(end)?,
+        (None, Some(d)) => start + duration(d)?,
+        // RFC 5545 §3.6.1: a date lasts a day, a date-time no time at all.
+        (None, None) => start,
+    };
+    Ok((start, end))
+}
+
+/// Reads a `PUT` body. `home` is the configured zone; `room_domain` the
+/// domain of room addresses.
+pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refusal> {
+    let unfolded = parser::unfold(text);
+    let roots = parser::read_components(&unfolded).map_err(|_| invalid("not iCalendar text"))?;
+    let calendar = match roots.as_slice() {
+        [one] if is(one.name.as_str(), "VCALENDAR") => one,
+        _ => return Err(invalid("the body must be one VCALENDAR")),
+    };
+    for c in &calendar.components {
+        if is(c.name.as_str(), "VTODO") || is(c.name.as_str(), "VJOURNAL") {
+            return Err(Refusal::Unsupported(format!("{} cannot be stored here; only VEVENT", c.name.as_str())));
+        }
+    }
+    let zones = Zones::read(calendar, home)?;
+    let events: Vec<&Component<'_>> = calendar.components.iter().filter(|c| is(c.name.as_str(), "VEVENT")).collect();
+    let (masters, overrides): (Vec<_>, Vec<_>) = events.iter().partition(|e| prop(e, "RECURRENCE-ID").is_none());
+    let master = match masters.as_slice() {
+        [one] => *one,
+        [] => return Err(invalid("no VEVENT without RECURRENCE-ID")),
+        _ => return Err(invalid("more than one VEVENT without RECURRENCE-ID")),
+    };
+    let uid = prop(master, "UID").map(|p| p.val.as_str().trim().to_owned()).unwrap_or_default();
+    if uid.is_empty() || uid.len() > 255 || uid.chars().any(crate::text::is_forbidden) {
+        return Err(invalid("the VEVENT needs a UID of 1-255 plain characters"));
+    }
+    if events.iter().any(|e| prop(e, "UID").is_none_or(|p| p.val.as_str().trim() != uid)) {
+        return Err(invalid("every VEVENT of one resource has the same UID"));
+    }
+    let (starts_at, ends_at) = times(master, &zones)?;
+    let summary = prop(master, "SUMMARY").map(|p| p.val.clone().unescape_text().as_str().trim().to_owned());
+    let mut rooms: Vec<String> = Vec::new();
+    for a in props(master, "ATTENDEE") {
+        if let Some(code) = address::room_code(p_value(a), room_domain) {
+            if !rooms.iter().any(|r| r.eq_ignore_ascii_case(code)) {
+                rooms.push(code.to_owned());
+            }
+        }
+    }
+    let rrule = match props(master, "RRULE").count() {
+        0 => None,
+        1 => prop(master, "RRULE").map(|p| p.val.as_str().trim().to_owned()),
+        _ => return Err(invalid("more than one RRULE")),
+    };
+    let mut exdates = Vec::new();
+    for p in props(master, "EXDATE") {
+        // One EXDATE line may list several, comma-separated (same TZID).
+        for v in p.val.as_str().split(',') {
+            let one = Property { name: p.name.clone(), val: v.into(), params: p.params.clone() };
+            exdates.push(zones.instant(&one)?);
+        }
+    }
+    let mut changed = Vec::new();
+    for o in overrides {
+        let recurrence_id = zones.instant(prop(o, "RECURRENCE-ID").expect("partitioned by it"))?;
+        let (starts_at, ends_at) = times(o, &zones)?;
+        let cancelled = prop(o, "STATUS").is_some_and(|s| is(s.val.as_str().trim(), "CANCELLED"));
+        changed.push(Override { recurrence_id, starts_at, ends_at, cancelled });
+    }
+    if rrule.is_none() && (!exdates.is_empty() || !changed.is_empty()) {
+        return Err(invalid("EXDATE and RECURRENCE-ID need an RRULE"));
+    }
+    Ok(Invitation {
+        uid,
+        summary: summary.unwrap_or_default(),
+        starts_at,
+        ends_at,
+        rooms,
+        rrule,
+        exdates,
+        overrides: changed,
+    })
+}
+
+/// A free/busy question (`VFREEBUSY`, `METHOD:REQUEST`) to the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreeBusyRequest {
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    /// Each `ATTENDEE` as sent.
+    pub attendees: Vec<String>,
+    pub organizer: Option<String>,
+    pub uid: Option<String>,
+}
+
+pub fn read_freebusy(text: &str, home: Tz) -> Result<FreeBusyRequest, Refusal> {
+    let unfolded = parser::unfold(text);
+    let roots = parser::read_components(&unfolded).map_err(|_| invalid("not iCalendar text"))?;
+    let calendar = match roots.as_slice() {
+        [one] if is(one.name.as_str(), "VCALENDAR") => one,
+        _ => return Err(invalid("the body must be one VCALENDAR")),
+    };
+    let zones = Zones::read(calendar, home)?;
+    let fb =
+        calendar.components.iter().find(|c| is(c.name.as_str(), "VFREEBUSY")).ok_or_else(|| invalid("no VFREEBUSY"))?;
+    let start = zones.instant(prop(fb, "DTSTART").ok_or_else(|| invalid("a VFREEBUSY without DTSTART"))?)?;
+    let end = zones.instant(prop(fb, "DTEND").ok_or_else(|| invalid("a VFREEBUSY without DTEND"))?)?;
+    if end <= start {
+        return Err(invalid("DTEND must be after DTSTART"));
+    }
+    Ok(FreeBusyRequest {
+        starts_at: start,
+        ends_at: end,
+        attendees: props(fb, "ATTENDEE").map(|p| p_value(p).trim().to_owned()).collect(),
+        organizer: prop(fb, "ORGANIZER").map(|p| p_value(p).trim().to_owned()),
+        uid: prop(fb, "UID").map(|p| p_value(p).trim().to_owned()),
+    })
+}
+
+fn p_value<'a>(p: &'a Property<'_>) -> &'a str {
+    p.val.as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEOUL: Tz = chrono_tz::Asia::Seoul;
+
+    fn cal(body: &str) -> String {
+        format!("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n{body}END:VCALENDAR\r\n")
+    }
+
+    fn event(lines: &str) -> String {
+        cal(&format!("BEGIN:VEVENT\r\nUID:u-1\r\nDTSTAMP:20300101T000000Z\r\n{lines}END:VEVENT\r\n"))
+    }
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn rooms_times_and_title() {
+        let text = event(
+            "SUMMARY:주간\\, 회의\r\nDTSTART;TZID=Asia/Seoul:20300107T100000\r\nDTEND;TZID=Asia/Seoul:20300107T110000\r\n\
+             ORGANIZER:mailto:kim@example.com\r\nATTENDEE;CUTYPE=INDIVIDUAL:mailto:lee@example.com\r\n\
+             ATTENDEE;CUTYPE=ROOM;CN=A:MAILTO:Room-A@Rooms.Example.com\r\nATTENDEE:mailto:room-b@rooms.example.com\r\n",
+        );
+        let inv = read(&text, SEOUL, "rooms.example.com").unwrap();
+        assert_eq!(inv.uid, "u-1");
+        assert_eq!(inv.summary, "주간, 회의");
+        assert_eq!((inv.starts_at, inv.ends_at), (utc("2030-01-07T01:00:00Z"), utc("2030-01-07T02:00:00Z")));
+        assert_eq!(inv.rooms, ["A", "b"]);
+        assert!(inv.rrule.is_none());
+    }
+
+    #[test]
+    fn floating_utc_duration_and_vtimezone() {
+        let floating = read(&event("DTSTART:20300107T100000\r\nDURATION:PT90M\r\n"), SEOUL, "h").unwrap();
+        assert_eq!((floating.starts_at, floating.ends_at), (utc("2030-01-07T01:00:00Z"), utc("2030-01-07T02:30:00Z")));
+        let z = read(&event("DTSTART:20300107T010000Z\r\nDTEND:20300107T020000Z\r\n"), SEOUL, "h").unwrap();
+        assert_eq!(z.starts_at, utc("2030-01-07T01:00:00Z"));
+        let outlook =
+            cal("BEGIN:VTIMEZONE\r\nTZID:Korea Standard Time\r\nBEGIN:STANDARD\r\nDTSTART:16010101T000000\r\n\
+             TZOFFSETFROM:+0900\r\nTZOFFSETTO:+0900\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\nBEGIN:VEVENT\r\nUID:x\r\n\
+             DTSTART;TZID=Korea Standard Time:20300107T100000\r\nDTEND;TZID=\"Korea Standard Time\":20300107T110000\r\n\
+             END:VEVENT\r\n");
+        let o = read(&outlook, chrono_tz::UTC, "h").unwrap();
+        assert_eq!((o.starts_at, o.ends_at), (utc("2030-01-07T01:00:00Z"), utc("2030-01-07T02:00:00Z")));
+    }
+
+    #[test]
+    fn a_series_with_exceptions() {
+        let text = cal("BEGIN:VEVENT\r\nUID:s\r\nDTSTART;TZID=Asia/Seoul:20300107T100000\r\n\
+             DTEND;TZID=Asia/Seoul:20300107T110000\r\nRRULE:FREQ=WEEKLY;COUNT=4\r\n\
+             EXDATE;TZID=Asia/Seoul:20300114T100000,20300121T100000\r\nEND:VEVENT\r\n\
+             BEGIN:VEVENT\r\nUID:s\r\nRECURRENCE-ID;TZID=Asia/Seoul:20300128T100000\r\n\
+             DTSTART;TZID=Asia/Seoul:20300128T140000\r\nDTEND;TZID=Asia/Seoul:20300128T150000\r\nEND:VEVENT\r\n");
+        let inv = read(&text, SEOUL, "h").unwrap();
+        assert_eq!(inv.rrule.as_deref(), Some("FREQ=WEEKLY;COUNT=4"));
+        assert_eq!(inv.exdates, [utc("2030-01-14T01:00:00Z"), utc("2030-01-21T01:00:00Z")]);
+        assert_eq!(inv.overrides.len(), 1);
+        assert_eq!(inv.overrides[0].recurrence_id, utc("2030-01-28T01:00:00Z"));
+        assert_eq!(inv.overrides[0].starts_at, utc("2030-01-28T05:00:00Z"));
+    }
+
+    #[test]
+    fn refusals() {
+        let refused = |text: &str| read(text, SEOUL, "h").unwrap_err();
+        assert!(matches!(refused("hello"), Refusal::Invalid(_)));
+        assert!(matches!(refused(&cal("")), Refusal::Invalid(_)), "no event");
+        assert!(matches!(refused(&event("DTEND:20300107T100000\r\n")), Refusal::Invalid(_)), "no DTSTART");
+        assert!(matches!(refused(&event("DTSTART;TZID=Mars/Olympus:20300107T100000\r\n")), Refusal::Invalid(_)));
+        assert!(matches!(refused(&event("DTSTART:2030-01-07\r\n")), Refusal::Invalid(_)));
+        let todo = cal("BEGIN:VTODO\r\nUID:t\r\nSUMMARY:x\r\nEND:VTODO\r\n");
+        assert!(matches!(refused(&todo), Refusal::Unsupported(_)));
+        let journal = cal("BEGIN:VJOURNAL\r\nUID:t\r\nEND:VJOURNAL\r\n");
+        assert!(matches!(refused(&journal), Refusal::Unsupported(_)));
+        let two_uids =
+            cal("BEGIN:VEVENT\r\nUID:a\r\nDTSTART:20300107T100000Z\r\nRRULE:FREQ=DAILY;COUNT=2\r\nEND:VEVENT\r\n\
+             BEGIN:VEVENT\r\nUID:b\r\nRECURRENCE-ID:20300108T100000Z\r\nDTSTART:20300108T110000Z\r\nEND:VEVENT\r\n");
+        assert!(matches!(refused(&two_uids), Refusal::Invalid(_)));
+    }
+}

@@ -1,0 +1,541 @@
+//! `PROPFIND` (Depth 0 and 1) and the properties of every resource of the
+//! door (SPEC §17): principals of people and rooms, the calendar home, the
+//! person's `bookings/` (read-write), each room's calendar (read-only), the
+//! schedule inbox and outbox, and their members. A property a resource does
+//! not have is answered `404` in its own `propstat`, as RFC 4918 says.
+//! `PROPPATCH` of a name or colour is accepted and changes nothing.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use super::path::{self, Resource};
+use super::store::{self, Member, Scope};
+use super::sync::{self, Token};
+use super::xml::{self, Element, Node, CALDAV, CS, DAV};
+use super::{DavError, Door};
+use crate::calendar::address;
+use crate::db::schema::staff_user;
+use crate::db::DbError;
+
+/// A property a request names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prop {
+    pub ns: String,
+    pub name: String,
+}
+
+impl Prop {
+    pub fn new(ns: &str, name: &str) -> Prop {
+        Prop { ns: ns.to_owned(), name: name.to_owned() }
+    }
+
+    fn is(&self, ns: &str, name: &str) -> bool {
+        self.ns == ns && self.name == name
+    }
+}
+
+/// Which properties a `PROPFIND` (or a `REPORT`) asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    All,
+    Names,
+    These(Vec<Prop>),
+}
+
+impl Want {
+    /// From an element holding `prop`, `allprop` or `propname`.
+    pub fn from_parent(parent: &Element) -> Want {
+        if let Some(prop) = parent.child(DAV, "prop") {
+            return Want::These(prop.children.iter().map(|c| Prop::new(&c.ns, &c.name)).collect());
+        }
+        if parent.child(DAV, "propname").is_some() {
+            return Want::Names;
+        }
+        Want::All
+    }
+
+    pub fn wants(&self, ns: &str, name: &str) -> bool {
+        match self {
+            Want::These(props) => props.iter().any(|p| p.is(ns, name)),
+            _ => false,
+        }
+    }
+}
+
+/// What `allprop` answers (never calendar data).
+fn all_props() -> Vec<Prop> {
+    [
+        (DAV, "resourcetype"),
+        (DAV, "displayname"),
+        (DAV, "getetag"),
+        (DAV, "getcontenttype"),
+        (DAV, "current-user-principal"),
+        (DAV, "sync-token"),
+        (CS, "getctag"),
+    ]
+    .into_iter()
+    .map(|(ns, n)| Prop::new(ns, n))
+    .collect()
+}
+
+/// Which calendar a collection is.
+#[derive(Debug, Clone)]
+pub enum Calendar {
+    Bookings { username: String, display_name: String },
+    Room { code: String, name: String },
+}
+
+/// A resource with what its properties need.
+#[derive(Debug, Clone)]
+pub enum Described {
+    Root,
+    Principals,
+    RoomsHome,
+    Person { username: String, display_name: String, email: Option<String> },
+    RoomPrincipal { code: String, name: String },
+    Home { username: String },
+    Calendar { calendar: Calendar, token: Token },
+    Inbox { username: String },
+    Outbox { username: String },
+    Member { href: String, member: Member, data: Option<String> },
+}
+
+impl Described {
+    pub fn href(&self) -> String {
+        match self {
+            Described::Root => Resource::Root.href(),
+            Described::Principals => Resource::Principals.href(),
+            Described::RoomsHome => Resource::RoomsHome.href(),
+            Described::Person { username, .. } => path::person_href(username),
+            Described::RoomPrincipal { code, .. } => Resource::RoomPrincipal(code.clone()).href(),
+            Described::Home { username } => Resource::Home(username.clone()).href(),
+            Described::Calendar { calendar: Calendar::Bookings { username, .. }, .. } => path::bookings_href(username),
+            Described::Calendar { calendar: Calendar::Room { code, .. }, .. } => path::room_calendar_href(code),
+            Described::Inbox { username } => Resource::Inbox(username.clone()).href(),
+            Described::Outbox { username } => Resource::Outbox(username.clone()).href(),
+            Described::Member { href, .. } => href.clone(),
+        }
+    }
+}
+
+/// A person by username (enabled), with their email.
+pub async fn person(door: &Door<'_>, username: &str) -> Result<Option<(i64, String, Option<String>)>, DavError> {
+    let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+    Ok(staff_user::table
+        .filter(staff_user::username.eq(username))
+        .filter(staff_user::disabled_at.is_null())
+        .select((staff_user::id, staff_user::display_name, staff_user::email))
+        .first(&mut conn)
+        .await
+        .optional()?)
+}
+
+/// The scope of a calendar.
+pub fn scope_of(door: &Door<'_>, calendar: &Calendar) -> Scope {
+    match calendar {
+        Calendar::Bookings { .. } => {
+            Scope::Organizer { staff_id: door.caller.id, digest: door.principal().digest().as_str().to_owned() }
+        }
+        Calendar::Room { code, .. } => Scope::Room(code.clone()),
+    }
+}
+
+/// The calendar a collection resource is, checked: a person's own
+/// `bookings/`, or an active room's calendar.
+pub async fn calendar_of(door: &Door<'_>, resource: &Resource) -> Result<Calendar, DavError> {
+    match resource {
+        Resource::Bookings(u) | Resource::BookingMember(u, _) => {
+            door.ensure_own(u)?;
+            Ok(Calendar::Bookings { username: u.clone(), display_name: door.caller.display_name.clone() })
+        }
+        Resource::RoomCalendar(c) | Resource::RoomMember(c, _) => {
+            let catalogue = door.state.catalogue.current().await?;
+            let room = catalogue.rooms().iter().find(|r| r.code == *c).ok_or_else(DavError::not_found)?;
+            Ok(Calendar::Room { code: room.code.clone(), name: room.name.clone() })
+        }
+        _ => Err(DavError::not_found()),
+    }
+}
+
+async fn describe_calendar(door: &Door<'_>, calendar: Calendar) -> Result<Described, DavError> {
+    let scope = scope_of(door, &calendar);
+    let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+    let token = sync::current(&mut conn, &scope).await?;
+    Ok(Described::Calendar { calendar, token })
+}
+
+/// The resource itself, checked to exist and to be the caller's to read.
+async fn describe(door: &Door<'_>, resource: &Resource) -> Result<Described, DavError> {
+    Ok(match resource {
+        Resource::Root => Described::Root,
+        Resource::Principals => Described::Principals,
+        Resource::RoomsHome => Described::RoomsHome,
+        Resource::Person(u) => {
+            let (_, display_name, email) = person(door, u).await?.ok_or_else(DavError::not_found)?;
+            Described::Person { username: u.clone(), display_name, email }
+        }
+        Resource::RoomPrincipal(c) => {
+            let catalogue = door.state.catalogue.current().await?;
+            let room = catalogue.rooms().iter().find(|r| r.code == *c).ok_or_else(DavError::not_found)?;
+            Described::RoomPrincipal { code: room.code.clone(), name: room.name.clone() }
+        }
+        Resource::Home(u) => {
+            door.ensure_own(u)?;
+            Described::Home { username: u.clone() }
+        }
+        Resource::Inbox(u) => {
+            door.ensure_own(u)?;
+            Described::Inbox { username: u.clone() }
+        }
+        Resource::Outbox(u) => {
+            door.ensure_own(u)?;
+            Described::Outbox { username: u.clone() }
+        }
+        Resource::Bookings(_) | Resource::RoomCalendar(_) => {
+            let calendar = calendar_of(door, resource).await?;
+            describe_calendar(door, calendar).await?
+        }
+        Resource::BookingMember(_, name) | Resource::RoomMember(_, name) => {
+            let calendar = calendar_of(door, resource).await?;
+            let member = find_member(door, &calendar, name).await?.ok_or_else(DavError::not_found)?;
+            Described::Member { href: resource.href(), member, data: None }
+        }
+    })
+}
+
+/// A member of a calendar by its name, if present.
+pub async fn find_member(door: &Door<'_>, calendar: &Calendar, name: &str) -> Result<Option<Member>, DavError> {
+    let scope = scope_of(door, calendar);
+    let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+    let staff = matches!(calendar, Calendar::Bookings { .. }).then_some(door.caller.id);
+    let Some(target) = store::resolve_name(&mut conn, staff, name).await? else { return Ok(None) };
+    let now = door.state.clock.now();
+    let found = store::members(&mut conn, &scope, &door.state.calendar_host, now, None, Some(&[target])).await?;
+    Ok(found.into_iter().next().filter(|m| m.name == name || staff.is_none()))
+}
+
+/// The members of a calendar as described resources.
+pub fn member_href(calendar: &Calendar, name: &str) -> String {
+    match calendar {
+        Calendar::Bookings { username, .. } => Resource::BookingMember(username.clone(), name.to_owned()).href(),
+        Calendar::Room { code, .. } => Resource::RoomMember(code.clone(), name.to_owned()).href(),
+    }
+}
+
+async fn children(door: &Door<'_>, d: &Described) -> Result<Vec<Described>, DavError> {
+    Ok(match d {
+        Described::Home { username } => {
+            let bookings =
+                Calendar::Bookings { username: username.clone(), display_name: door.caller.display_name.clone() };
+            vec![
+                describe_calendar(door, bookings).await?,
+                Described::Inbox { username: username.clone() },
+                Described::Outbox { username: username.clone() },
+            ]
+        }
+        Described::RoomsHome => {
+            let catalogue = door.state.catalogue.current().await?;
+            let mut out = Vec::new();
+            for room in catalogue.rooms() {
+                let calendar = Calendar::Room { code: room.code.clone(), name: room.name.clone() };
+                out.push(describe_calendar(door, calendar).await?);
+            }
+            out
+        }
+        Described::Calendar { calendar, .. } => {
+            let scope = scope_of(door, calendar);
+            let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+            let now = door.state.clock.now();
+            store::members(&mut conn, &scope, &door.state.calendar_host, now, None, None)
+                .await?
+                .into_iter()
+                .map(|m| Described::Member { href: member_href(calendar, &m.name), member: m, data: None })
+                .collect()
+        }
+        _ => Vec::new(),
+    })
+}
+
+fn privileges(names: &[(&str, &str)]) -> Node {
+    Node::dav("current-user-privilege-set")
+        .with_all(names.iter().map(|(ns, n)| Node::dav("privilege").with(Node::new(ns, n))))
+}
+
+fn reports(names: &[(&str, &str)]) -> Node {
+    Node::dav("supported-report-set").with_all(
+        names.iter().map(|(ns, n)| Node::dav("supported-report").with(Node::dav("report").with(Node::new(ns, n)))),
+    )
+}
+
+const READ: [(&str, &str); 3] = [(DAV, "read"), (DAV, "read-current-user-privilege-set"), (CALDAV, "read-free-busy")];
+
+/// A property of a resource, or `None` (404).
+fn value(door: &Door<'_>, d: &Described, p: &Prop) -> Option<Node> {
+    let me = &door.caller.username;
+    let node = |ns: &str, name: &str| Node::new(ns, name);
+    let collection = || Node::dav("collection");
+    match (p.ns.as_str(), p.name.as_str()) {
+        (DAV, "current-user-principal") => {
+            Some(Node::dav("current-user-principal").with(Node::href(path::person_href(me))))
+        }
+        (DAV, "principal-collection-set") => {
+            Some(Node::dav("principal-collection-set").with(Node::href(Resource::Principals.href())))
+        }
+        (DAV, "resourcetype") => {
+            let kinds: Vec<Node> = match d {
+                Described::Member { .. } => vec![],
+                Described::Person { .. } | Described::RoomPrincipal { .. } => {
+                    vec![collection(), Node::dav("principal")]
+                }
+                Described::Calendar { .. } => vec![collection(), Node::caldav("calendar")],
+                Described::Inbox { .. } => vec![collection(), Node::caldav("schedule-inbox")],
+                Described::Outbox { .. } => vec![collection(), Node::caldav("schedule-outbox")],
+                _ => vec![collection()],
+            };
+            Some(Node::dav("resourcetype").with_all(kinds))
+        }
+        (DAV, "displayname") => {
+            let name = match d {
+                Described::Root => "yeyak".to_owned(),
+                Described::Principals => "사람과 회의실".to_owned(),
+                Described::RoomsHome => "회의실 캘린더".to_owned(),
+                Described::Person { display_name, .. } => display_name.clone(),
+                Described::RoomPrincipal { name, .. } => name.clone(),
+                Described::Home { .. } => "캘린더".to_owned(),
+                Described::Calendar { calendar: Calendar::Bookings { display_name, .. }, .. } => {
+                    format!("{display_name}의 회의실 예약")
+                }
+                Described::Calendar { calendar: Calendar::Room { name, .. }, .. } => name.clone(),
+                Described::Inbox { .. } => "받은 일정".to_owned(),
+                Described::Outbox { .. } => "보낼 일정".to_owned(),
+                Described::Member { .. } => return None,
+            };
+            Some(Node::dav("displayname").with_text(name))
+        }
+        (DAV, "principal-URL") => match d {
+            Described::Person { .. } | Described::RoomPrincipal { .. } => {
+                Some(Node::dav("principal-URL").with(Node::href(d.href())))
+            }
+            _ => None,
+        },
+        (DAV, "owner") => match d {
+            Described::Calendar { calendar: Calendar::Room { code, .. }, .. } => {
+                Some(Node::dav("owner").with(Node::href(Resource::RoomPrincipal(code.clone()).href())))
+            }
+            Described::Calendar { .. }
+            | Described::Home { .. }
+            | Described::Inbox { .. }
+            | Described::Outbox { .. } => Some(Node::dav("owner").with(Node::href(path::person_href(me)))),
+            _ => None,
+        },
+        (DAV, "current-user-privilege-set") => Some(match d {
+            Described::Calendar { calendar: Calendar::Bookings { .. }, .. } => privileges(&[
+                (DAV, "read"),
+                (DAV, "write"),
+                (DAV, "write-content"),
+                (DAV, "write-properties"),
+                (DAV, "bind"),
+                (DAV, "unbind"),
+                (DAV, "read-current-user-privilege-set"),
+                (CALDAV, "read-free-busy"),
+            ]),
+            Described::Member { .. } if matches!(d, Described::Member { href, .. } if href.starts_with("/dav/calendars/rooms/")) => {
+                privileges(&READ)
+            }
+            Described::Member { .. } => privileges(&[(DAV, "read"), (DAV, "write"), (DAV, "write-content")]),
+            Described::Outbox { .. } => privileges(&[
+                (DAV, "read"),
+                (DAV, "read-current-user-privilege-set"),
+                (CALDAV, "schedule-send"),
+                (CALDAV, "schedule-send-freebusy"),
+            ]),
+            _ => privileges(&READ),
+        }),
+        (DAV, "supported-report-set") => match d {
+            Described::Calendar { calendar: Calendar::Bookings { .. }, .. } => {
+                Some(reports(&[(CALDAV, "calendar-query"), (CALDAV, "calendar-multiget"), (DAV, "sync-collection")]))
+            }
+            Described::Calendar { .. } => Some(reports(&[
+                (CALDAV, "calendar-query"),
+                (CALDAV, "calendar-multiget"),
+                (DAV, "sync-collection"),
+                (CALDAV, "free-busy-query"),
+            ])),
+            Described::Principals => Some(reports(&[(DAV, "principal-property-search")])),
+            _ => Some(reports(&[])),
+        },
+        (DAV, "sync-token") => match d {
+            Described::Calendar { token, .. } => Some(Node::dav("sync-token").with_text(token.uri())),
+            _ => None,
+        },
+        (CS, "getctag") => match d {
+            Described::Calendar { token, .. } => Some(Node::new(CS, "getctag").with_text(token.0.to_string())),
+            _ => None,
+        },
+        (DAV, "getetag") => match d {
+            Described::Member { member, .. } => Some(Node::dav("getetag").with_text(member.etag.clone())),
+            _ => None,
+        },
+        (DAV, "getcontenttype") => match d {
+            Described::Member { .. } => {
+                Some(Node::dav("getcontenttype").with_text("text/calendar; charset=utf-8; component=vevent"))
+            }
+            _ => None,
+        },
+        (CALDAV, "calendar-data") => match d {
+            Described::Member { data: Some(data), .. } => Some(node(CALDAV, "calendar-data").with_text(data.clone())),
+            _ => None,
+        },
+        (CALDAV, "supported-calendar-component-set") => match d {
+            Described::Calendar { .. } => {
+                Some(node(CALDAV, "supported-calendar-component-set").with(node(CALDAV, "comp").attr("name", "VEVENT")))
+            }
+            Described::Inbox { .. } | Described::Outbox { .. } => Some(
+                node(CALDAV, "supported-calendar-component-set")
+                    .with(node(CALDAV, "comp").attr("name", "VEVENT"))
+                    .with(node(CALDAV, "comp").attr("name", "VFREEBUSY")),
+            ),
+            _ => None,
+        },
+        (CALDAV, "supported-calendar-data") => match d {
+            Described::Calendar { .. } => Some(
+                node(CALDAV, "supported-calendar-data")
+                    .with(node(CALDAV, "calendar-data").attr("content-type", "text/calendar").attr("version", "2.0")),
+            ),
+            _ => None,
+        },
+        (CALDAV, "max-resource-size") => match d {
+            Described::Calendar { .. } => {
+                Some(node(CALDAV, "max-resource-size").with_text(super::BODY_LIMIT.to_string()))
+            }
+            _ => None,
+        },
+        (CALDAV, "calendar-home-set") => match d {
+            Described::Person { username, .. } => {
+                Some(node(CALDAV, "calendar-home-set").with(Node::href(Resource::Home(username.clone()).href())))
+            }
+            _ => None,
+        },
+        (CALDAV, "calendar-user-address-set") => {
+            let mut hrefs = Vec::new();
+            match d {
+                Described::Person { email, .. } => {
+                    if let Some(email) = email {
+                        hrefs.push(format!("mailto:{email}"));
+                    }
+                }
+                Described::RoomPrincipal { code, .. } => {
+                    hrefs.push(format!("mailto:{}", address::room(code, &door.state.room_mail_domain)))
+                }
+                _ => return None,
+            }
+            hrefs.push(d.href());
+            Some(node(CALDAV, "calendar-user-address-set").with_all(hrefs.into_iter().map(Node::href)))
+        }
+        (CALDAV, "calendar-user-type") => match d {
+            Described::Person { .. } => Some(node(CALDAV, "calendar-user-type").with_text("INDIVIDUAL")),
+            Described::RoomPrincipal { .. } => Some(node(CALDAV, "calendar-user-type").with_text("ROOM")),
+            _ => None,
+        },
+        (CALDAV, "schedule-inbox-URL") => match d {
+            Described::Person { username, .. } if username == me => {
+                Some(node(CALDAV, "schedule-inbox-URL").with(Node::href(Resource::Inbox(username.clone()).href())))
+            }
+            _ => None,
+        },
+        (CALDAV, "schedule-outbox-URL") => match d {
+            Described::Person { username, .. } if username == me => {
+                Some(node(CALDAV, "schedule-outbox-URL").with(Node::href(Resource::Outbox(username.clone()).href())))
+            }
+            _ => None,
+        },
+        (CALDAV, "schedule-default-calendar-URL") => match d {
+            Described::Inbox { username } => {
+                Some(node(CALDAV, "schedule-default-calendar-URL").with(Node::href(path::bookings_href(username))))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One `<D:response>` of a described resource.
+pub fn response(door: &Door<'_>, d: &Described, want: &Want) -> Node {
+    let asked = match want {
+        Want::These(props) => props.clone(),
+        _ => all_props(),
+    };
+    let named = matches!(want, Want::These(_));
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for p in &asked {
+        match value(door, d, p) {
+            Some(v) if *want == Want::Names => found.push(Node::new(&v.ns, &v.name)),
+            Some(v) => found.push(v),
+            None if named => missing.push(Node::new(&p.ns, &p.name)),
+            None => {}
+        }
+    }
+    let mut r = Node::dav("response").with(Node::href(d.href()));
+    if !found.is_empty() {
+        r = r.with(propstat(found, "HTTP/1.1 200 OK"));
+    }
+    if !missing.is_empty() {
+        r = r.with(propstat(missing, "HTTP/1.1 404 Not Found"));
+    }
+    r
+}
+
+fn propstat(props: Vec<Node>, status: &str) -> Node {
+    Node::dav("propstat").with(Node::dav("prop").with_all(props)).with(Node::dav("status").with_text(status))
+}
+
+pub fn multistatus(responses: Vec<Node>) -> HttpResponse {
+    super::xml_response(StatusCode::MULTI_STATUS, &Node::dav("multistatus").with_all(responses))
+}
+
+/// What `PROPFIND` asks for; an empty body is `allprop` (RFC 4918 §9.1).
+fn read_want(body: &[u8]) -> Result<Want, DavError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Want::All);
+    }
+    let root = xml::parse(body).ok_or_else(DavError::bad_xml)?;
+    if !root.is(DAV, "propfind") {
+        return Err(DavError::bad_xml());
+    }
+    Ok(Want::from_parent(&root))
+}
+
+pub async fn propfind(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<HttpResponse, DavError> {
+    let want = read_want(body)?;
+    let depth = door.header(actix_web::http::header::HeaderName::from_static("depth")).unwrap_or("1").trim().to_owned();
+    let d = describe(door, resource).await?;
+    let mut out = vec![response(door, &d, &want)];
+    if depth != "0" {
+        for child in children(door, &d).await? {
+            out.push(response(door, &child, &want));
+        }
+    }
+    Ok(multistatus(out))
+}
+
+/// `PROPPATCH`: names and colours are the server's; accepted and ignored
+/// (clients set them when subscribing), answered per property.
+pub async fn proppatch(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<HttpResponse, DavError> {
+    let root = xml::parse(body).ok_or_else(DavError::bad_xml)?;
+    if !root.is(DAV, "propertyupdate") {
+        return Err(DavError::bad_xml());
+    }
+    let d = describe(door, resource).await?;
+    let props: Vec<Node> = root
+        .children
+        .iter()
+        .filter(|c| c.is(DAV, "set") || c.is(DAV, "remove"))
+        .filter_map(|c| c.child(DAV, "prop"))
+        .flat_map(|p| p.children.iter().map(|c| Node::new(&c.ns, &c.name)))
+        .collect();
+    let r = Node::dav("response").with(Node::href(d.href())).with(propstat(props, "HTTP/1.1 200 OK"));
+    Ok(multistatus(vec![r]))
+}

@@ -1,0 +1,328 @@
+//! `REPORT`s (SPEC §17): `calendar-query` (VEVENTs with a `time-range`),
+//! `calendar-multiget`, `sync-collection` (RFC 6578: what changed and what
+//! left since a token; never truncated), `free-busy-query` on room
+//! calendars, and `principal-property-search` (people and rooms by display
+//! name or address, case-insensitive substring).
+
+use std::collections::HashMap;
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use super::path::{self, Resource};
+use super::props::{self, Calendar, Described, Want};
+use super::render::{self, Organizer};
+use super::store::{self, Member, Target};
+use super::sync::{self, Token};
+use super::xml::{self, Element, Node, CALDAV, DAV};
+use super::{DavError, Door};
+use crate::calendar::address;
+use crate::db::schema::{booking_series, staff_user};
+use crate::db::DbError;
+use crate::rooms::booking::{find_many, Booking, BOOKING_COLUMNS};
+use crate::series::Series;
+
+pub async fn report(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<HttpResponse, DavError> {
+    let root = xml::parse(body).ok_or_else(DavError::bad_xml)?;
+    if root.is(DAV, "principal-property-search") {
+        return principal_search(door, &root).await;
+    }
+    let calendar = props::calendar_of(door, resource).await?;
+    if !matches!(resource, Resource::Bookings(_) | Resource::RoomCalendar(_)) {
+        return Err(unsupported());
+    }
+    if root.is(CALDAV, "calendar-query") {
+        calendar_query(door, &calendar, &root).await
+    } else if root.is(CALDAV, "calendar-multiget") {
+        multiget(door, &calendar, &root).await
+    } else if root.is(DAV, "sync-collection") {
+        sync_collection(door, &calendar, &root).await
+    } else if root.is(CALDAV, "free-busy-query") {
+        match &calendar {
+            Calendar::Room { code, .. } => super::freebusy::query(door, code, &root).await,
+            Calendar::Bookings { .. } => Err(unsupported()),
+        }
+    } else {
+        Err(unsupported())
+    }
+}
+
+fn unsupported() -> DavError {
+    DavError::precondition(StatusCode::FORBIDDEN, DAV, "supported-report", "this report is not supported here")
+}
+
+/// `YYYYMMDDTHHMMSSZ` of a `time-range` (RFC 4791 §9.9).
+pub fn utc_attr(el: &Element, name: &str) -> Result<Option<DateTime<Utc>>, DavError> {
+    match el.attr(name) {
+        None => Ok(None),
+        Some(v) => NaiveDateTime::parse_from_str(v.trim().trim_end_matches('Z'), "%Y%m%dT%H%M%S")
+            .map(|t| Some(t.and_utc()))
+            .map_err(|_| {
+                DavError::precondition(StatusCode::FORBIDDEN, CALDAV, "valid-filter", format!("bad time-range {name}"))
+            }),
+    }
+}
+
+type Window = Option<(DateTime<Utc>, DateTime<Utc>)>;
+
+/// The VEVENT time range a `calendar-query` filters by; `Err(())` when it
+/// asks for another component (nothing matches).
+fn query_window(root: &Element) -> Result<Result<Window, ()>, DavError> {
+    let Some(cal) = root.child(CALDAV, "filter").and_then(|f| f.child(CALDAV, "comp-filter")) else {
+        return Ok(Ok(None));
+    };
+    if !cal.attr("name").is_some_and(|n| n.eq_ignore_ascii_case("VCALENDAR")) {
+        return Ok(Err(()));
+    }
+    let Some(inner) = cal.child(CALDAV, "comp-filter") else { return Ok(Ok(None)) };
+    if !inner.attr("name").is_some_and(|n| n.eq_ignore_ascii_case("VEVENT")) {
+        return Ok(Err(()));
+    }
+    let Some(range) = inner.child(CALDAV, "time-range") else { return Ok(Ok(None)) };
+    let start = utc_attr(range, "start")?.unwrap_or(DateTime::<Utc>::MIN_UTC);
+    let end = utc_attr(range, "end")?.unwrap_or(DateTime::<Utc>::MAX_UTC);
+    Ok(Ok(Some((start, end))))
+}
+
+async fn calendar_query(door: &Door<'_>, calendar: &Calendar, root: &Element) -> Result<HttpResponse, DavError> {
+    let want = Want::from_parent(root);
+    let Ok(window) = query_window(root)? else { return Ok(props::multistatus(Vec::new())) };
+    let scope = props::scope_of(door, calendar);
+    let members = {
+        let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+        let now = door.state.clock.now();
+        store::members(&mut conn, &scope, &door.state.calendar_host, now, window, None).await?
+    };
+    let described = describe_members(door, calendar, members, &want).await?;
+    Ok(props::multistatus(described.iter().map(|d| props::response(door, d, &want)).collect()))
+}
+
+async fn multiget(door: &Door<'_>, calendar: &Calendar, root: &Element) -> Result<HttpResponse, DavError> {
+    let want = Want::from_parent(root);
+    let mut out = Vec::new();
+    let mut found = Vec::new();
+    for href in root.children_named(DAV, "href") {
+        let p = path::href_path(&href.text());
+        let name = match (Resource::parse(&p), calendar) {
+            (Some(Resource::BookingMember(u, name)), Calendar::Bookings { username, .. }) if u == *username => name,
+            (Some(Resource::RoomMember(c, name)), Calendar::Room { code, .. }) if c == *code => name,
+            _ => {
+                out.push(gone(&href.text()));
+                continue;
+            }
+        };
+        match props::find_member(door, calendar, &name).await? {
+            Some(member) => found.push(member),
+            None => out.push(gone(&href.text())),
+        }
+    }
+    let described = describe_members(door, calendar, found, &want).await?;
+    let mut responses: Vec<Node> = described.iter().map(|d| props::response(door, d, &want)).collect();
+    responses.extend(out);
+    Ok(props::multistatus(responses))
+}
+
+/// A member that is not (or no longer) there.
+fn gone(href: &str) -> Node {
+    Node::dav("response").with(Node::href(href)).with(Node::dav("status").with_text("HTTP/1.1 404 Not Found"))
+}
+
+async fn sync_collection(door: &Door<'_>, calendar: &Calendar, root: &Element) -> Result<HttpResponse, DavError> {
+    let want = Want::from_parent(root);
+    let raw = root.child(DAV, "sync-token").map(Element::text).unwrap_or_default();
+    let scope = props::scope_of(door, calendar);
+    let invalid =
+        || DavError::precondition(StatusCode::FORBIDDEN, DAV, "valid-sync-token", "this sync token is not valid here");
+    let now = door.state.clock.now();
+    let (present, removed, next) = if raw.is_empty() {
+        let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+        let token = sync::current(&mut conn, &scope).await?;
+        let all = store::members(&mut conn, &scope, &door.state.calendar_host, now, None, None).await?;
+        (all, Vec::new(), token)
+    } else {
+        let token = Token::parse(&raw).ok_or_else(invalid)?;
+        let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+        let since = sync::since(&mut conn, &scope, token).await?.ok_or_else(invalid)?;
+        let mut targets: Vec<Target> =
+            since.bookings.iter().map(|(id, series)| series.map_or(Target::Booking(*id), Target::Series)).collect();
+        targets.sort_by_key(|t| match t {
+            Target::Booking(id) => (0, *id),
+            Target::Series(id) => (1, *id),
+        });
+        targets.dedup();
+        let present = if targets.is_empty() {
+            Vec::new()
+        } else {
+            store::members(&mut conn, &scope, &door.state.calendar_host, now, None, Some(&targets)).await?
+        };
+        let mut removed = Vec::new();
+        for t in targets.into_iter().filter(|t| !present.iter().any(|m| m.target == *t)) {
+            let name = match (&scope, store::mapping_of(&mut conn, t).await?) {
+                (store::Scope::Organizer { .. }, Some((_, name))) => name,
+                _ => store::default_name(t),
+            };
+            removed.push(name);
+        }
+        (present, removed, since.next)
+    };
+    let described = describe_members(door, calendar, present, &want).await?;
+    let mut responses: Vec<Node> = described.iter().map(|d| props::response(door, d, &want)).collect();
+    responses.extend(removed.iter().map(|name| gone(&props::member_href(calendar, name))));
+    let doc = Node::dav("multistatus").with_all(responses).with(Node::dav("sync-token").with_text(next.uri()));
+    Ok(super::xml_response(StatusCode::MULTI_STATUS, &doc))
+}
+
+/// Members as described resources, with their calendar data when asked for.
+async fn describe_members(
+    door: &Door<'_>,
+    calendar: &Calendar,
+    members: Vec<Member>,
+    want: &Want,
+) -> Result<Vec<Described>, DavError> {
+    let mut data = if want.wants(CALDAV, "calendar-data") { render_all(door, &members).await? } else { HashMap::new() };
+    Ok(members
+        .into_iter()
+        .map(|m| Described::Member {
+            href: props::member_href(calendar, &m.name),
+            data: data.remove(&m.target),
+            member: m,
+        })
+        .collect())
+}
+
+/// The iCalendar text of members, read in a few statements whatever their number.
+pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<Target, String>, DavError> {
+    let singles: Vec<i64> =
+        members.iter().filter_map(|m| if let Target::Booking(id) = m.target { Some(id) } else { None }).collect();
+    let series_ids: Vec<i64> =
+        members.iter().filter_map(|m| if let Target::Series(id) = m.target { Some(id) } else { None }).collect();
+    let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+    let bookings = if singles.is_empty() { Vec::new() } else { find_many(&mut conn, &singles).await? };
+    let (series, occurrences): (Vec<Series>, Vec<Booking>) = if series_ids.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        let series = booking_series::table
+            .filter(booking_series::id.eq_any(&series_ids))
+            .select(Series::as_select())
+            .load(&mut conn)
+            .await?;
+        let occurrences: Vec<Booking> = diesel::sql_query(format!(
+            "{BOOKING_COLUMNS} WHERE r.series_id = ANY($1) GROUP BY r.id ORDER BY r.starts_at, r.id"
+        ))
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Int8>, _>(&series_ids)
+        .load(&mut conn)
+        .await?;
+        (series, occurrences)
+    };
+    let mut staff_ids: Vec<i64> = bookings.iter().chain(&occurrences).filter_map(|b| b.organizer_staff_id).collect();
+    staff_ids.sort_unstable();
+    staff_ids.dedup();
+    let people: Vec<(i64, String, String, Option<String>)> = staff_user::table
+        .filter(staff_user::id.eq_any(&staff_ids))
+        .select((staff_user::id, staff_user::username, staff_user::display_name, staff_user::email))
+        .load(&mut conn)
+        .await?;
+    drop(conn);
+    let catalogue = door.state.catalogue.current().await?;
+    let organizer = |b: &Booking| -> Option<Organizer> {
+        let (_, username, name, email) = people.iter().find(|p| Some(p.0) == b.organizer_staff_id)?;
+        let address = match email {
+            Some(e) => format!("mailto:{e}"),
+            None => format!("{}{}", door.origin, path::person_href(username)),
+        };
+        Some(Organizer { name: name.clone(), address })
+    };
+    let mut out = HashMap::new();
+    for m in members {
+        let ctx = |organizer| render::Context {
+            catalogue: &catalogue,
+            room_domain: &door.state.room_mail_domain,
+            tz: door.state.policy().timezone,
+            uid: &m.uid,
+            organizer,
+        };
+        let text = match m.target {
+            Target::Booking(id) => bookings.iter().find(|b| b.id == id).map(|b| render::single(b, &ctx(organizer(b)))),
+            Target::Series(id) => series.iter().find(|s| s.id == id).and_then(|s| {
+                let occ: Vec<Booking> = occurrences.iter().filter(|o| o.series_id == Some(id)).cloned().collect();
+                let org = <[Booking]>::first(&occ).and_then(organizer);
+                render::series(s, &occ, &ctx(org))
+            }),
+        };
+        if let Some(text) = text {
+            out.insert(m.target, text);
+        }
+    }
+    Ok(out)
+}
+
+/// `principal-property-search` on the principals.
+async fn principal_search(door: &Door<'_>, root: &Element) -> Result<HttpResponse, DavError> {
+    let want = Want::from_parent(root);
+    let any = root.attr("test").is_some_and(|t| t.eq_ignore_ascii_case("anyof"));
+    let searches: Vec<(Vec<(String, String)>, String)> = root
+        .children_named(DAV, "property-search")
+        .map(|s| {
+            let props = s
+                .child(DAV, "prop")
+                .map(|p| p.children.iter().map(|c| (c.ns.clone(), c.name.clone())).collect())
+                .unwrap_or_default();
+            (props, s.child(DAV, "match").map(Element::text).unwrap_or_default().to_lowercase())
+        })
+        .collect();
+    if searches.is_empty() {
+        return Err(DavError::bad_xml());
+    }
+    let people: Vec<(String, String, Option<String>)> = {
+        let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+        staff_user::table
+            .filter(staff_user::disabled_at.is_null())
+            .order(staff_user::username)
+            .select((staff_user::username, staff_user::display_name, staff_user::email))
+            .load(&mut conn)
+            .await?
+    };
+    let catalogue = door.state.catalogue.current().await?;
+    let mut candidates: Vec<(Described, String, Vec<String>)> = Vec::new();
+    for (username, display_name, email) in people {
+        let mut addresses = vec![path::person_href(&username)];
+        if let Some(e) = &email {
+            addresses.push(format!("mailto:{e}"));
+        }
+        let name = display_name.clone();
+        candidates.push((Described::Person { username, display_name, email }, name, addresses));
+    }
+    for room in catalogue.rooms() {
+        let addresses = vec![
+            format!("mailto:{}", address::room(&room.code, &door.state.room_mail_domain)),
+            Resource::RoomPrincipal(room.code.clone()).href(),
+        ];
+        candidates.push((
+            Described::RoomPrincipal { code: room.code.clone(), name: room.name.clone() },
+            room.name.clone(),
+            addresses,
+        ));
+    }
+    let matches = |name: &str, addresses: &[String], (props, text): &(Vec<(String, String)>, String)| {
+        props.iter().any(|(ns, p)| match (ns.as_str(), p.as_str()) {
+            (DAV, "displayname") => name.to_lowercase().contains(text.as_str()),
+            (CALDAV, "calendar-user-address-set") => addresses.iter().any(|a| a.to_lowercase().contains(text.as_str())),
+            _ => false,
+        })
+    };
+    let found: Vec<Node> = candidates
+        .iter()
+        .filter(|(_, name, addresses)| {
+            if any {
+                searches.iter().any(|s| matches(name, addresses, s))
+            } else {
+                searches.iter().all(|s| matches(name, addresses, s))
+            }
+        })
+        .map(|(d, _, _)| props::response(door, d, &want))
+        .collect();
+    Ok(props::multistatus(found))
+}

@@ -1,0 +1,274 @@
+//! What the CalDAV collections hold, read from the bookings as they are:
+//! a member is a live single booking, or a series with a live occurrence
+//! still ahead (one member for the whole series, never expanded). Names and
+//! UIDs are the client's where the event came through CalDAV (`dav_event`,
+//! written by the booking's own transaction), else `booking-{id}.ics` /
+//! `series-{id}.ics` and `booking-{id}@{host}`. ETags are strong and change
+//! with every version of the booking (or of any occurrence of the series).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz};
+use diesel_async::RunQueryDsl;
+
+use crate::db::cached::CacheExt;
+use crate::db::schema::dav_event;
+use crate::db::Conn;
+
+/// Which bookings a collection shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The bookings a person organizes (`bookings/`), by their digest.
+    Organizer { staff_id: i64, digest: String },
+    /// A room's bookings.
+    Room(String),
+}
+
+impl Scope {
+    fn digest(&self) -> Option<&str> {
+        match self {
+            Scope::Organizer { digest, .. } => Some(digest),
+            Scope::Room(_) => None,
+        }
+    }
+
+    fn room(&self) -> Option<&str> {
+        match self {
+            Scope::Room(code) => Some(code),
+            Scope::Organizer { .. } => None,
+        }
+    }
+
+    /// Whose client-given names the collection uses (the person's own only).
+    fn staff_id(&self) -> Option<i64> {
+        match self {
+            Scope::Organizer { staff_id, .. } => Some(*staff_id),
+            Scope::Room(_) => None,
+        }
+    }
+}
+
+/// What a member is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    Booking(i64),
+    Series(i64),
+}
+
+/// A member as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub target: Target,
+    pub name: String,
+    pub uid: String,
+    pub etag: String,
+}
+
+#[derive(QueryableByName)]
+struct Row {
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Int8)]
+    id: i64,
+    /// The version (a series: its own plus every occurrence's, which only grows).
+    #[diesel(sql_type = Int8)]
+    version: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    uid: Option<String>,
+}
+
+impl Row {
+    fn into_member(self, host: &str) -> Member {
+        let target = if self.kind == "s" { Target::Series(self.id) } else { Target::Booking(self.id) };
+        let (name, uid) = match (self.name, self.uid) {
+            (Some(name), Some(uid)) => (name, uid),
+            (name, uid) => {
+                (name.unwrap_or_else(|| default_name(target)), uid.unwrap_or_else(|| default_uid(target, host)))
+            }
+        };
+        Member { target, name, uid, etag: etag(target, self.version) }
+    }
+}
+
+pub fn default_name(target: Target) -> String {
+    match target {
+        Target::Booking(id) => format!("booking-{id}.ics"),
+        Target::Series(id) => format!("series-{id}.ics"),
+    }
+}
+
+pub fn default_uid(target: Target, host: &str) -> String {
+    match target {
+        Target::Booking(id) => crate::calendar::ics::uid(id, host),
+        Target::Series(id) => format!("series-{id}@{host}"),
+    }
+}
+
+/// A strong ETag: the target and its version.
+pub fn etag(target: Target, version: i64) -> String {
+    match target {
+        Target::Booking(id) => format!("\"b{id}-{version}\""),
+        Target::Series(id) => format!("\"s{id}-{version}\""),
+    }
+}
+
+/// The members of a collection, optionally only those with time in
+/// `[from, to)`, optionally only `only` (multiget, sync). Singles first,
+/// each by start.
+pub async fn members(
+    conn: &mut Conn,
+    scope: &Scope,
+    host: &str,
+    now: DateTime<Utc>,
+    window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    only: Option<&[Target]>,
+) -> QueryResult<Vec<Member>> {
+    let (bookings, series): (Option<Vec<i64>>, Option<Vec<i64>>) = match only {
+        None => (None, None),
+        Some(targets) => (
+            Some(targets.iter().filter_map(|t| if let Target::Booking(id) = t { Some(*id) } else { None }).collect()),
+            Some(targets.iter().filter_map(|t| if let Target::Series(id) = t { Some(*id) } else { None }).collect()),
+        ),
+    };
+    let rows: Vec<Row> = diesel::sql_query(
+        "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid
+           FROM reservation r
+           LEFT JOIN dav_event d ON d.reservation_id = r.id AND d.staff_id = $3
+          WHERE r.series_id IS NULL AND r.status IN ('CONFIRMED', 'PENDING')
+            AND ($1::text IS NULL OR r.organizer_digest = $1)
+            AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = $2))
+            AND ($5::timestamptz IS NULL OR tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)'))
+            AND ($7::int8[] IS NULL OR r.id = ANY($7))
+         UNION ALL
+         SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid
+           FROM booking_series s
+           JOIN reservation r ON r.series_id = s.id
+           LEFT JOIN dav_event d ON d.series_id = s.id AND d.staff_id = $3
+          WHERE ($1::text IS NULL OR s.organizer_digest = $1)
+            AND ($2::text IS NULL OR $2 = ANY(s.rooms))
+            AND ($8::int8[] IS NULL OR s.id = ANY($8))
+          GROUP BY s.id, d.name, d.uid
+         HAVING bool_or(r.status IN ('CONFIRMED', 'PENDING') AND r.ends_at > $4)
+            AND ($5::timestamptz IS NULL OR bool_or(r.status IN ('CONFIRMED', 'PENDING')
+                 AND tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)')))
+          ORDER BY 1, 2",
+    )
+    .bind::<Nullable<Text>, _>(scope.digest())
+    .bind::<Nullable<Text>, _>(scope.room())
+    .bind::<Nullable<Int8>, _>(scope.staff_id())
+    .bind::<Timestamptz, _>(now)
+    .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.0))
+    .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.1))
+    .bind::<Nullable<Array<Int8>>, _>(bookings)
+    .bind::<Nullable<Array<Int8>>, _>(series)
+    .cached()
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.into_member(host)).collect())
+}
+
+/// The target a member name of a person's collection names: their own
+/// CalDAV name first, else a default name (`booking-7.ics`).
+pub async fn resolve_name(conn: &mut Conn, staff_id: Option<i64>, name: &str) -> QueryResult<Option<Target>> {
+    if let Some(staff_id) = staff_id {
+        let found: Option<(Option<i64>, Option<i64>)> = dav_event::table
+            .filter(dav_event::staff_id.eq(staff_id))
+            .filter(dav_event::name.eq(name))
+            .select((dav_event::reservation_id, dav_event::series_id))
+            .first(conn)
+            .await
+            .optional()?;
+        if let Some(found) = found {
+            return Ok(match found {
+                (Some(id), _) => Some(Target::Booking(id)),
+                (None, Some(id)) => Some(Target::Series(id)),
+                _ => None,
+            });
+        }
+    }
+    Ok(parse_default_name(name))
+}
+
+pub fn parse_default_name(name: &str) -> Option<Target> {
+    let id = |rest: &str| rest.strip_suffix(".ics").and_then(|n| n.parse::<i64>().ok()).filter(|n| *n > 0);
+    if let Some(rest) = name.strip_prefix("booking-") {
+        return id(rest).map(Target::Booking);
+    }
+    name.strip_prefix("series-").and_then(id).map(Target::Series)
+}
+
+/// A person's CalDAV event by its UID.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable)]
+pub struct Mapped {
+    pub name: String,
+    pub reservation_id: Option<i64>,
+    pub series_id: Option<i64>,
+}
+
+impl Mapped {
+    pub fn target(&self) -> Option<Target> {
+        match (self.reservation_id, self.series_id) {
+            (Some(id), _) => Some(Target::Booking(id)),
+            (None, Some(id)) => Some(Target::Series(id)),
+            _ => None,
+        }
+    }
+}
+
+pub async fn by_uid(conn: &mut Conn, staff_id: i64, uid: &str) -> QueryResult<Option<Mapped>> {
+    dav_event::table
+        .filter(dav_event::staff_id.eq(staff_id))
+        .filter(dav_event::uid.eq(uid))
+        .select((dav_event::name, dav_event::reservation_id, dav_event::series_id))
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Binds a person's UID and name to what their `PUT` booked, in the
+/// booking's transaction; a UID or name used before now points here.
+pub async fn bind(
+    conn: &mut Conn,
+    staff_id: i64,
+    uid: &str,
+    name: &str,
+    target: Target,
+    now: DateTime<Utc>,
+) -> QueryResult<()> {
+    let (reservation_id, series_id) = match target {
+        Target::Booking(id) => (Some(id), None),
+        Target::Series(id) => (None, Some(id)),
+    };
+    // A name or UID of an event that was deleted before is free again.
+    diesel::delete(
+        dav_event::table
+            .filter(dav_event::staff_id.eq(staff_id))
+            .filter(dav_event::uid.eq(uid).or(dav_event::name.eq(name))),
+    )
+    .execute(conn)
+    .await?;
+    diesel::insert_into(dav_event::table)
+        .values((
+            dav_event::staff_id.eq(staff_id),
+            dav_event::uid.eq(uid),
+            dav_event::name.eq(name),
+            dav_event::reservation_id.eq(reservation_id),
+            dav_event::series_id.eq(series_id),
+            dav_event::created_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The UID and name a target has in a person's collection, if it came
+/// through CalDAV.
+pub async fn mapping_of(conn: &mut Conn, target: Target) -> QueryResult<Option<(String, String)>> {
+    let q = dav_event::table.select((dav_event::uid, dav_event::name));
+    match target {
+        Target::Booking(id) => q.filter(dav_event::reservation_id.eq(id)).first(conn).await.optional(),
+        Target::Series(id) => q.filter(dav_event::series_id.eq(id)).first(conn).await.optional(),
+    }
+}
