@@ -113,10 +113,13 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         waitlist_max_wait: Duration::hours(i64::from(config.waitlist_max_wait_hours)),
     };
     let calendar_host = crate::calendar::host(config.public_url.as_ref().map(url::Url::as_str));
+    let room_mail_domain = config.room_mail_domain.clone().unwrap_or_else(|| calendar_host.clone());
     let mailer = match &config.smtp_url {
         Some(url) => Some(Arc::new(
             crate::mail::smtp::Mailer::new(url, &config.mail_from, config.timezone, &calendar_host)
-                .map_err(StartupError::Config)?,
+                .map_err(StartupError::Config)?
+                .with_pool(config.smtp_pool as usize)
+                .with_room_domain(&room_mail_domain),
         )),
         None => None,
     };
@@ -177,6 +180,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             },
         )
     });
+    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
+    let addr = listener.local_addr().map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
     let state = web::Data::new(AppState {
         catalogue,
         pool,
@@ -186,7 +191,11 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         pipeline,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
-        room_mail_domain: config.room_mail_domain.clone().unwrap_or_else(|| calendar_host.clone()),
+        room_mail_domain,
+        public_base: match &config.public_url {
+            Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+            None => format!("http://{addr}"),
+        },
         calendar_host,
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,
@@ -200,8 +209,6 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         },
     });
 
-    let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
-    let addr = listener.local_addr().map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
     let app_state = state.clone();
     let server = HttpServer::new(move || {
         App::new()

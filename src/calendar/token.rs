@@ -34,9 +34,19 @@ pub struct Holder {
     pub display_name: String,
 }
 
+/// The staff id a token names and its MAC, when it is shaped like a token.
+pub fn parse(token: &str) -> Option<(i64, Vec<u8>)> {
+    let (id, sent) = token.strip_prefix("yc_")?.split_once('_')?;
+    Some((id.parse::<i64>().ok()?, hex::decode(sent).ok()?))
+}
+
+/// Whether `sent` is the MAC of person `id`'s token at `generation`.
+pub fn verify(secret: &[u8], id: i64, generation: i32, sent: &[u8]) -> bool {
+    mac(secret, id, generation).verify_slice(sent).is_ok()
+}
+
 pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult<Option<Holder>> {
-    let Some((id, sent)) = token.strip_prefix("yc_").and_then(|t| t.split_once('_')) else { return Ok(None) };
-    let (Ok(id), Ok(sent)) = (id.parse::<i64>(), hex::decode(sent)) else { return Ok(None) };
+    let Some((id, sent)) = parse(token) else { return Ok(None) };
     let row: Option<(String, String, i32)> = staff::table
         .find(id)
         .filter(staff::disabled_at.is_null())
@@ -45,7 +55,7 @@ pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult
         .await
         .optional()?;
     Ok(row.and_then(|(username, display_name, generation)| {
-        mac(secret, id, generation).verify_slice(&sent).ok().map(|_| Holder { id, username, display_name })
+        verify(secret, id, generation, &sent).then_some(Holder { id, username, display_name })
     }))
 }
 
@@ -74,5 +84,8 @@ mod tests {
         assert_ne!(t, token(b"k", 1, 2));
         assert_ne!(t, token(b"k", 2, 1));
         assert_ne!(t, token(b"other", 1, 1));
+        let (id, mac) = parse(&t).unwrap();
+        assert!(id == 1 && verify(b"k", 1, 1, &mac) && !verify(b"k", 1, 2, &mac));
+        assert!(parse("yc_x_00").is_none() && parse("yc_1_zz").is_none() && parse("1_00").is_none());
     }
 }

@@ -274,3 +274,11 @@ diesel::table! {
         revoked_at -> Nullable<Timestamptz>,
     }
 }
+
+diesel::table! {
+    calendar_feed_version (feed) {
+        feed -> Text,
+        version -> Int8,
+        changed_at -> Timestamptz,
+    }
+}

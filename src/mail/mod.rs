@@ -6,6 +6,7 @@
 //! cancellation or rejection) with the booking's stable UID, so mail clients
 //! update their calendars. `smtp` sends them, `reminders` schedules them.
 
+pub mod pool;
 pub mod reminders;
 pub mod smtp;
 
@@ -13,7 +14,7 @@ use chrono::{DateTime, Datelike, Utc};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::calendar::ics::{self, Entry, Method, People};
+use crate::calendar::ics::{self, Event, Method, Organizer, Room};
 use crate::rooms::domain::Status;
 
 /// A booking notice as the outbox carries it (`rooms::events::payload`
@@ -31,6 +32,10 @@ pub struct Notice {
     pub ends_at: DateTime<Utc>,
     pub to: String,
     pub to_name: String,
+    /// Room names by code, as the notice was enqueued (older notices: none,
+    /// the codes stand in).
+    #[serde(default)]
+    pub room_names: std::collections::BTreeMap<String, String>,
 }
 
 /// A message ready to send.
@@ -47,7 +52,10 @@ fn weekday(d: chrono::Weekday) -> &'static str {
 }
 
 /// The message for an outbox `kind` (`booking.created`, `booking.reminder`, …).
-pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), created: DateTime<Utc>) -> Rendered {
+/// Its event names the organizer — the recipient, whose booking it is — and
+/// the rooms as attendees, as feeds do (SPEC §18); `host` makes the UID,
+/// `room_domain` the rooms' addresses.
+pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, created: DateTime<Utc>) -> Rendered {
     let (s, e) = (n.starts_at.with_timezone(&tz), n.ends_at.with_timezone(&tz));
     let when =
         format!("{} ({}) {}–{}", s.format("%Y-%m-%d"), weekday(s.weekday()), s.format("%H:%M"), e.format("%H:%M"));
@@ -76,18 +84,23 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), cr
         "{}님,\n\n{headline}\n\n제목: {}\n회의실: {rooms}\n시간: {when}\n예약한 사람: {}\n\n-- yeyak 회의실 예약\n",
         n.to_name, n.title, n.organizer
     );
-    let entry = Entry {
-        id: n.booking_id,
+    let event = Event {
+        uid: ics::uid(n.booking_id, host).into(),
         version: n.version,
         title: &n.title,
-        organizer: n.organizer.as_str().into(),
+        shown_organizer: n.organizer.as_str().into(),
         status: n.status,
         starts_at: n.starts_at,
         ends_at: n.ends_at,
         stamp: created,
+        organizer: Some(Organizer { name: &n.to_name, address: format!("mailto:{}", n.to).into() }),
+        rooms: n
+            .rooms
+            .iter()
+            .map(|code| Room::new(code, n.room_names.get(code).map_or(code.as_str(), String::as_str), room_domain))
+            .collect(),
     };
-    let people = People { organizer: Some(from), attendee: Some((&n.to_name, &n.to)) };
-    let calendar = ics::calendar(&n.title, Some(method), vec![ics::event(&entry, host, &rooms, &people)]);
+    let calendar = ics::calendar(&n.title, Some(method), [&event]);
     Rendered { subject, text, calendar, method }
 }
 
@@ -109,15 +122,9 @@ mod tests {
             ends_at: t + chrono::Duration::hours(1),
             to: "kim@example.com".into(),
             to_name: "김민지".into(),
+            room_names: [("A".to_owned(), "회의실 A".to_owned())].into(),
         };
-        let r = render(
-            "booking.cancelled",
-            &n,
-            chrono_tz::Asia::Seoul,
-            "rooms.example.com",
-            ("yeyak", "rooms@example.com"),
-            t,
-        );
+        let r = render("booking.cancelled", &n, chrono_tz::Asia::Seoul, "rooms.example.com", "rooms.example.com", t);
         assert_eq!(r.subject, "[예약 취소] 주간 회의 · 2030-01-07 (월) 10:00–11:00");
         assert!(r.text.contains("김민지님") && r.text.contains("회의실: A+B"));
         assert_eq!(r.method, Method::Cancel);
@@ -127,5 +134,8 @@ mod tests {
                 && cal.contains("UID:booking-9@rooms.example.com")
                 && cal.contains("SEQUENCE:2")
         );
+        assert!(cal.contains("\r\nORGANIZER;CN=김민지:mailto:kim@example.com\r\n"), "{cal}");
+        assert!(cal.contains("ATTENDEE;CUTYPE=ROOM;CN=회의실 A;PARTSTAT=DECLINED:mailto:room-a@rooms.example.com"));
+        assert!(cal.contains("ATTENDEE;CUTYPE=ROOM;CN=B;PARTSTAT=DECLINED:mailto:room-b@rooms.example.com"));
     }
 }

@@ -1,5 +1,9 @@
 //! The delivery worker: claim due rows with a lease, send, settle. Every
 //! process runs one; `SKIP LOCKED` and the lease let them share the work.
+//! A pass sends its mail as wide as the SMTP pool (each message settled in
+//! its own transaction as soon as the server answered), webhooks one after
+//! another; [`DeliveryWorker::drain`] runs passes back to back while they
+//! come back full, so a burst goes at the pool's pace (SPEC §18).
 
 use std::sync::Arc;
 
@@ -78,6 +82,12 @@ impl DeliveryWorker {
 
     /// Sends one claimed delivery and settles it.
     pub async fn deliver(&self, n: &Claimed, summary: &mut DeliverySummary) -> Result<(), DbError> {
+        summary.count(self.deliver_one(n).await?);
+        Ok(())
+    }
+
+    /// Sends and settles one delivery; says how it was settled.
+    async fn deliver_one(&self, n: &Claimed) -> Result<Settled, DbError> {
         let outcome = match self.providers.send_to(&n.channel) {
             Some(provider) => provider.send(n).await,
             None => {
@@ -90,17 +100,16 @@ impl DeliveryWorker {
         db::begin(conn).await?;
         let settled = self.settle(conn, n, &outcome, now).await;
         let (label, applied) = db::finish(conn, settled).await?;
-        match (label, applied) {
-            (_, false) => summary.stale += 1,
+        Ok(match (label, applied) {
+            (_, false) => Settled::Stale,
             ("DELIVERED", true) => {
-                summary.delivered += 1;
                 let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
                 self.metrics.outbox_delivery.observe(waited);
+                Settled::Delivered
             }
-            ("EXHAUSTED", true) => summary.exhausted += 1,
-            _ => summary.retried += 1,
-        }
-        Ok(())
+            ("EXHAUSTED", true) => Settled::Exhausted,
+            _ => Settled::Retried,
+        })
     }
 
     async fn settle(
@@ -133,17 +142,93 @@ impl DeliveryWorker {
         Ok(result)
     }
 
-    /// One pass: claim, send and settle up to `limit` deliveries.
+    /// How many mail messages one pass sends at once: the SMTP pool's size.
+    pub fn width(&self) -> usize {
+        self.providers.mail.as_ref().map_or(1, Provider::concurrency)
+    }
+
+    /// One pass: claim, send and settle up to `limit` deliveries — mail as
+    /// wide as the pool, webhooks one at a time, both at once.
     pub async fn run_once(&self, limit: i64) -> Result<DeliverySummary, DbError> {
+        use futures_util::StreamExt;
         let _lane = match &self.bulkhead {
             Some(b) => b.enter(Lane::Background).await,
             None => None,
         };
         let claimed = self.claim(limit).await?;
         let mut summary = DeliverySummary { claimed: claimed.len(), ..Default::default() };
-        for n in &claimed {
-            self.deliver(n, &mut summary).await?;
+        let (mail, other): (Vec<&Claimed>, Vec<&Claimed>) = claimed.iter().partition(|n| n.channel == "mail");
+        let width = self.width();
+        let mail = async {
+            let mut queue = mail.into_iter();
+            let mut running = futures_util::stream::FuturesUnordered::new();
+            for n in queue.by_ref().take(width) {
+                running.push(self.deliver_one(n));
+            }
+            let mut settled = Vec::new();
+            while let Some(done) = running.next().await {
+                settled.push(done?);
+                if let Some(n) = queue.next() {
+                    running.push(self.deliver_one(n));
+                }
+            }
+            Ok::<_, DbError>(settled)
+        };
+        let other = async {
+            let mut settled = Vec::new();
+            for n in other {
+                settled.push(self.deliver_one(n).await?);
+            }
+            Ok::<_, DbError>(settled)
+        };
+        let (mail, other) = futures_util::future::join(mail, other).await;
+        for settled in mail?.into_iter().chain(other?) {
+            summary.count(settled);
         }
         Ok(summary)
+    }
+
+    /// Passes back to back while they come back full (at most `passes`):
+    /// what the background loop runs on each poll.
+    pub async fn drain(&self, limit: i64, passes: usize) -> Result<DeliverySummary, DbError> {
+        let mut total = DeliverySummary::default();
+        for _ in 0..passes.max(1) {
+            let s = self.run_once(limit).await?;
+            let full = s.claimed as i64 >= limit;
+            total.add(&s);
+            if !full {
+                break;
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// How one delivery was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    Delivered,
+    Retried,
+    Exhausted,
+    /// Another worker took the row over.
+    Stale,
+}
+
+impl DeliverySummary {
+    fn count(&mut self, s: Settled) {
+        match s {
+            Settled::Delivered => self.delivered += 1,
+            Settled::Retried => self.retried += 1,
+            Settled::Exhausted => self.exhausted += 1,
+            Settled::Stale => self.stale += 1,
+        }
+    }
+
+    fn add(&mut self, o: &DeliverySummary) {
+        self.claimed += o.claimed;
+        self.delivered += o.delivered;
+        self.retried += o.retried;
+        self.exhausted += o.exhausted;
+        self.stale += o.stale;
     }
 }

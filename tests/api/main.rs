@@ -22,6 +22,7 @@ mod fuzz;
 mod hostile;
 mod idempotency;
 mod languages;
+mod mail_scale;
 mod matrix;
 mod operations;
 mod outbox;
