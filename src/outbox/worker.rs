@@ -1,8 +1,8 @@
 //! The delivery worker: claim due rows with a lease, send, settle. Every
 //! process runs one; `SKIP LOCKED` and the lease let them share the work.
-//! A pass sends its mail as wide as the SMTP pool (each message settled in
-//! its own transaction as soon as the server answered), webhooks one after
-//! another; [`DeliveryWorker::drain`] runs passes back to back while they
+//! A pass sends its mail as wide as the SMTP pool and settles it in one
+//! transaction (set-based for what was accepted), webhooks one after
+//! another, each settled at once; [`DeliveryWorker::drain`] runs passes back to back while they
 //! come back full, so a burst goes at the pool's pace (SPEC §18).
 
 use std::sync::Arc;
@@ -86,14 +86,70 @@ impl DeliveryWorker {
         Ok(())
     }
 
-    /// Sends and settles one delivery; says how it was settled.
-    async fn deliver_one(&self, n: &Claimed) -> Result<Settled, DbError> {
-        let outcome = match self.providers.send_to(&n.channel) {
+    /// Hands one delivery to its channel's provider.
+    async fn send(&self, n: &Claimed) -> SendOutcome {
+        match self.providers.send_to(&n.channel) {
             Some(provider) => provider.send(n).await,
             None => {
                 SendOutcome::Retryable(format!("no provider for the {} channel (is YEYAK_SMTP_URL set?)", n.channel))
             }
-        };
+        }
+    }
+
+    async fn send_keyed<'a>(&'a self, n: &'a Claimed) -> (&'a Claimed, SendOutcome) {
+        (n, self.send(n).await)
+    }
+
+    /// Settles what a pass sent, in one transaction: the accepted ones with
+    /// two set-based statements, each failure on its own (few).
+    async fn settle_all(&self, sent: &[(&Claimed, SendOutcome)]) -> Result<Vec<Settled>, DbError> {
+        if sent.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.clock.now();
+        let mut pooled = self.pool.get().await?;
+        let conn: &mut db::Conn = &mut pooled;
+        db::begin(conn).await?;
+        let settled = async {
+            let accepted: Vec<&Claimed> = sent
+                .iter()
+                .filter(|(_, o)| matches!(o, SendOutcome::Accepted | SendOutcome::Duplicate))
+                .map(|(n, _)| *n)
+                .collect();
+            let applied = store::mark_delivered_all(conn, &accepted, self.id, now).await?;
+            let mut out = Vec::with_capacity(sent.len());
+            let mut attempts = Vec::with_capacity(accepted.len());
+            for (n, outcome) in sent {
+                let recorded = match outcome {
+                    SendOutcome::Accepted => "ACCEPTED",
+                    SendOutcome::Duplicate => "DUPLICATE",
+                    failed => {
+                        out.push(match self.settle(conn, n, failed, now).await? {
+                            (_, false) => Settled::Stale,
+                            ("EXHAUSTED", true) => Settled::Exhausted,
+                            _ => Settled::Retried,
+                        });
+                        continue;
+                    }
+                };
+                let held = applied.iter().any(|(id, channel)| *id == n.delivery_id && *channel == n.channel);
+                attempts.push((*n, if held { recorded } else { "STALE" }));
+                out.push(if held { Settled::Delivered } else { Settled::Stale });
+                if held {
+                    let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
+                    self.metrics.outbox_delivery.observe(waited);
+                }
+            }
+            store::record_attempts(conn, &attempts, self.id, now).await?;
+            Ok::<_, DbError>(out)
+        }
+        .await;
+        db::finish(conn, settled).await
+    }
+
+    /// Sends and settles one delivery; says how it was settled.
+    async fn deliver_one(&self, n: &Claimed) -> Result<Settled, DbError> {
+        let outcome = self.send(n).await;
         let now = self.clock.now();
         let mut pooled = self.pool.get().await?;
         let conn: &mut db::Conn = &mut pooled;
@@ -163,16 +219,16 @@ impl DeliveryWorker {
             let mut queue = mail.into_iter();
             let mut running = futures_util::stream::FuturesUnordered::new();
             for n in queue.by_ref().take(width) {
-                running.push(self.deliver_one(n));
+                running.push(self.send_keyed(n));
             }
-            let mut settled = Vec::new();
+            let mut sent = Vec::new();
             while let Some(done) = running.next().await {
-                settled.push(done?);
+                sent.push(done);
                 if let Some(n) = queue.next() {
-                    running.push(self.deliver_one(n));
+                    running.push(self.send_keyed(n));
                 }
             }
-            Ok::<_, DbError>(settled)
+            self.settle_all(&sent).await
         };
         let other = async {
             let mut settled = Vec::new();
