@@ -29,6 +29,9 @@ pub struct Retention {
 
 /// How many deliveries one worker pass takes.
 const DELIVERY_BATCH: i64 = 32;
+/// Passes one poll may run back to back while they come back full (a burst
+/// of 5,000 reminders is 157 of them).
+const DELIVERY_PASSES: usize = 1000;
 
 impl Background {
     pub fn spawn(
@@ -65,7 +68,7 @@ impl Background {
             interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
             loop {
                 interval.tick().await;
-                match worker.run_once(DELIVERY_BATCH).await {
+                match worker.drain(DELIVERY_BATCH, DELIVERY_PASSES).await {
                     Ok(s) if s.claimed > 0 => tracing::info!(
                         claimed = s.claimed,
                         delivered = s.delivered,

@@ -147,6 +147,10 @@ pub struct Config {
     #[arg(long, env = "YEYAK_SMTP_URL", hide_env_values = true)]
     pub smtp_url: Option<String>,
 
+    /// SMTP connections each process keeps open at most, reused message after message.
+    #[arg(long, env = "YEYAK_SMTP_POOL", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub smtp_pool: u32,
+
     /// Sender of booking mail.
     #[arg(long, env = "YEYAK_MAIL_FROM", default_value = "yeyak <rooms@yeyak.local>")]
     pub mail_from: String,

@@ -138,6 +138,20 @@ fn api(api: &mut Api) {
         .errors(&[NotFound, InvalidState])
         .runs(&crate::outbox::REDRIVE),
         http::admin::redrive,
+    )
+    .route(
+        Method::GET,
+        "/admin/outbox",
+        Op::new::<crate::outbox::list::Deliveries>(
+            Tag::Admin,
+            "listBookingDeliveries",
+            "a booking's deliveries on every channel, with the last SMTP reply or HTTP answer verbatim",
+            200,
+        )
+        .admin()
+        .query("bookingId", "the booking's id", true)
+        .errors(&[MalformedRequest, NotFound]),
+        http::admin::outbox,
     );
 }
 

@@ -116,10 +116,13 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         waitlist_max_wait: Duration::hours(i64::from(config.waitlist_max_wait_hours)),
     };
     let calendar_host = crate::calendar::host(config.public_url.as_ref().map(url::Url::as_str));
+    let room_mail_domain = config.room_mail_domain.clone().unwrap_or_else(|| calendar_host.clone());
     let mailer = match &config.smtp_url {
         Some(url) => Some(Arc::new(
             crate::mail::smtp::Mailer::new(url, &config.mail_from, config.timezone, &calendar_host)
-                .map_err(StartupError::Config)?,
+                .map_err(StartupError::Config)?
+                .with_pool(config.smtp_pool as usize)
+                .with_room_domain(&room_mail_domain),
         )),
         None => None,
     };
@@ -182,7 +185,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     });
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
     let addr = listener.local_addr().map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;
-    // `{base}` of SPEC §16: the public address, else the address bound.
+    // `{base}` of SPEC §16 and §18 (sign-in redirects, principal URLs in
+    // calendars): the public address, else the address bound.
     let base = match &config.public_url {
         Some(url) => url.as_str().trim_end_matches('/').to_owned(),
         None => format!("http://{addr}"),
@@ -201,7 +205,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         pipeline,
         keys: ApiKeyRegistry::new(&config.api_keys.0),
         secret: config.secret_key.as_bytes().to_vec(),
-        room_mail_domain: config.room_mail_domain.clone().unwrap_or_else(|| calendar_host.clone()),
+        room_mail_domain,
+        public_base: base,
         calendar_host,
         sweep_interval: Duration::milliseconds(config.sweep_interval_ms as i64),
         sweeper,
@@ -218,6 +223,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         password_login: config.password_login,
         admin_user: config.admin_user.clone(),
     });
+
     let app_state = state.clone();
     let server = HttpServer::new(move || {
         App::new()

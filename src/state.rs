@@ -35,6 +35,9 @@ pub struct AppState {
     pub calendar_host: String,
     /// Domain of the rooms' calendar addresses (`YEYAK_ROOM_MAIL_DOMAIN`).
     pub room_mail_domain: String,
+    /// Base of addresses in calendars (principal URLs): `YEYAK_PUBLIC_URL`,
+    /// else `http://{the bound address}`; no trailing slash.
+    pub public_base: String,
     pub sweep_interval: Duration,
     pub sweeper: Arc<Sweeper>,
     pub admission: Arc<Admission>,

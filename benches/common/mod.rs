@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod postfix;
 pub mod smtp_sink;
 
 use std::time::{Duration, Instant};

@@ -1,7 +1,8 @@
 //! Shared by the calendar tests (tests/api) and the mail bench.
 //! A real SMTP server for the tests (RFC 5321's minimal command set over
 //! TCP): it accepts every message into a list, or answers each `RCPT` with a
-//! chosen refusal. Not a mock of yeyak's provider: yeyak's SMTP client
+//! chosen refusal — for every recipient, or for one recipient a number of
+//! times (a 5xx for good, a 4xx twice, …). Not a mock of yeyak's provider: yeyak's SMTP client
 //! (lettre) talks to it over a socket.
 
 use std::sync::{Arc, Mutex};
@@ -18,11 +19,17 @@ pub struct Mail {
     pub data: String,
 }
 
+/// A reply to give and how many more times (`None`: always).
+type Refusal = (String, Option<usize>);
+
 #[derive(Clone, Default)]
 pub struct Sink {
     pub mails: Arc<Mutex<Vec<Mail>>>,
     /// When set, every RCPT gets this reply (e.g. "451 try later").
     pub refuse: Arc<Mutex<Option<String>>>,
+    /// Refusals of one recipient (the address, lowercased): the reply and
+    /// how many more times to give it (`None`: always).
+    pub refuse_for: Arc<Mutex<std::collections::HashMap<String, Refusal>>>,
 }
 
 impl Sink {
@@ -42,6 +49,26 @@ impl Sink {
         (sink, format!("smtp://127.0.0.1:{port}"))
     }
 
+    /// Refuses `address` with `reply`, `times` times (`None`: always).
+    pub fn refuse_recipient(&self, address: &str, reply: &str, times: Option<usize>) {
+        self.refuse_for.lock().unwrap().insert(address.to_lowercase(), (reply.to_owned(), times));
+    }
+
+    /// The refusal for one `RCPT TO:<address>`, counting it down.
+    fn refusal_of(&self, rcpt: &str) -> Option<String> {
+        let address = rcpt.trim().trim_start_matches('<').trim_end_matches('>').to_lowercase();
+        let mut all = self.refuse_for.lock().unwrap();
+        let (reply, times) = all.get_mut(&address)?;
+        match times {
+            Some(0) => None,
+            Some(n) => {
+                *n -= 1;
+                Some(reply.clone())
+            }
+            None => Some(reply.clone()),
+        }
+    }
+
     pub fn received(&self) -> Vec<Mail> {
         self.mails.lock().unwrap().clone()
     }
@@ -58,7 +85,7 @@ impl Sink {
             } else if upper.starts_with("MAIL FROM:") {
                 "250 ok".into()
             } else if upper.starts_with("RCPT TO:") {
-                match self.refuse.lock().unwrap().clone() {
+                match self.refuse.lock().unwrap().clone().or_else(|| self.refusal_of(&line[8..])) {
                     Some(refusal) => refusal,
                     None => {
                         to.push(line[8..].trim().to_owned());

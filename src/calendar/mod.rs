@@ -1,7 +1,10 @@
-//! Calendars (SPEC §10): bookings as iCalendar text (`ics`), personal
-//! calendar tokens (`token`); the feed routes are `web::feeds`.
+//! Calendars (SPEC §10, §18): bookings as iCalendar text (`ics`), what a
+//! feed shows and its validators (`feed`), personal calendar tokens
+//! (`token`), rooms' calendar addresses (`address`); the feed routes are
+//! `web::feeds`.
 
 pub mod address;
+pub mod feed;
 pub mod ics;
 pub mod token;
 

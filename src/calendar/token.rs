@@ -36,9 +36,19 @@ pub struct Holder {
     pub lang: crate::i18n::Lang,
 }
 
+/// The staff id a token names and its MAC, when it is shaped like a token.
+pub fn parse(token: &str) -> Option<(i64, Vec<u8>)> {
+    let (id, sent) = token.strip_prefix("yc_")?.split_once('_')?;
+    Some((id.parse::<i64>().ok()?, hex::decode(sent).ok()?))
+}
+
+/// Whether `sent` is the MAC of person `id`'s token at `generation`.
+pub fn verify(secret: &[u8], id: i64, generation: i32, sent: &[u8]) -> bool {
+    mac(secret, id, generation).verify_slice(sent).is_ok()
+}
+
 pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult<Option<Holder>> {
-    let Some((id, sent)) = token.strip_prefix("yc_").and_then(|t| t.split_once('_')) else { return Ok(None) };
-    let (Ok(id), Ok(sent)) = (id.parse::<i64>(), hex::decode(sent)) else { return Ok(None) };
+    let Some((id, sent)) = parse(token) else { return Ok(None) };
     let row: Option<(String, String, i32, Option<String>)> = staff::table
         .find(id)
         .filter(staff::disabled_at.is_null())
@@ -48,7 +58,7 @@ pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult
         .optional()?;
     Ok(row.and_then(|(username, display_name, generation, language)| {
         let lang = language.as_deref().and_then(crate::i18n::Lang::parse_exact).unwrap_or_default();
-        mac(secret, id, generation).verify_slice(&sent).ok().map(|_| Holder { id, username, display_name, lang })
+        verify(secret, id, generation, &sent).then_some(Holder { id, username, display_name, lang })
     }))
 }
 
@@ -77,5 +87,8 @@ mod tests {
         assert_ne!(t, token(b"k", 1, 2));
         assert_ne!(t, token(b"k", 2, 1));
         assert_ne!(t, token(b"other", 1, 1));
+        let (id, mac) = parse(&t).unwrap();
+        assert!(id == 1 && verify(b"k", 1, 1, &mac) && !verify(b"k", 1, 2, &mac));
+        assert!(parse("yc_x_00").is_none() && parse("yc_1_zz").is_none() && parse("1_00").is_none());
     }
 }

@@ -316,3 +316,9 @@ diesel::table! {
 
 diesel::joinable!(app_password -> staff_user (staff_id));
 diesel::allow_tables_to_appear_in_same_query!(app_password, staff_user);
+    calendar_feed_version (feed) {
+        feed -> Text,
+        version -> Int8,
+        changed_at -> Timestamptz,
+    }
+}

@@ -1,5 +1,6 @@
-//! Admin JSON routes of operations (SPEC §13): the consistency report, an
-//! on-demand sweep, and the re-drive of an exhausted delivery.
+//! Admin JSON routes of operations (SPEC §13, §18): the consistency report,
+//! an on-demand sweep, a booking's deliveries and the re-drive of an
+//! exhausted one.
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
@@ -41,6 +42,31 @@ pub async fn sweep(
     let principal = owner.principal(&state, &caller);
     let command = SweepNow { sweeper: &state.sweeper, max_resources };
     run(&state.pipeline, &principal, Some(key), &command).await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxQuery {
+    booking_id: Option<String>,
+}
+
+/// `GET /api/admin/outbox?bookingId=`: what became of a booking's notices.
+pub async fn outbox(
+    state: web::Data<AppState>,
+    _: AdminCaller,
+    query: web::Query<OutboxQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let id = query
+        .booking_id
+        .as_deref()
+        .and_then(|id| id.parse::<i64>().ok())
+        .ok_or_else(|| ApiError::malformed("bookingId", "must be a booking id"))?;
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let deliveries = crate::outbox::list::of_booking(&mut conn, id).await.map_err(DbError::from)?;
+    if deliveries.is_empty() && crate::rooms::booking::find(&mut conn, id).await.map_err(DbError::from)?.is_none() {
+        return Err(ApiError::not_found("booking"));
+    }
+    Ok(HttpResponse::Ok().json(crate::outbox::list::Deliveries { deliveries }))
 }
 
 pub async fn redrive(

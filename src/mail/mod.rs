@@ -7,6 +7,7 @@
 //! cancellation or rejection) with the booking's stable UID, so mail clients
 //! update their calendars. `smtp` sends them, `reminders` schedules them.
 
+pub mod pool;
 pub mod reminders;
 pub mod smtp;
 
@@ -14,7 +15,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::calendar::ics::{self, Entry, Method, People};
+use crate::calendar::ics::{self, Event, Method, Organizer, Room};
 use crate::i18n::{I18n, Lang};
 use crate::rooms::domain::Status;
 
@@ -33,6 +34,10 @@ pub struct Notice {
     pub ends_at: DateTime<Utc>,
     pub to: String,
     pub to_name: String,
+    /// Room names by code, as the notice was enqueued (older notices: none,
+    /// the codes stand in).
+    #[serde(default)]
+    pub room_names: std::collections::BTreeMap<String, String>,
     /// The recipient's language (`ko`, `en`) as stored when the message was
     /// queued; none (older rows, no choice) is Korean.
     #[serde(default)]
@@ -56,7 +61,11 @@ pub struct Rendered {
 }
 
 /// The message for an outbox `kind` (`booking.created`, `booking.reminder`, …).
-pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), created: DateTime<Utc>) -> Rendered {
+/// Its event names the organizer — the recipient, whose booking it is — and
+/// the rooms as attendees, as feeds do (SPEC §18), its words in the
+/// recipient's language (SPEC §19); `host` makes the UID, `room_domain` the
+/// rooms' addresses.
+pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, created: DateTime<Utc>) -> Rendered {
     let i18n = I18n::new(n.lang());
     let (s, e) = (n.starts_at.with_timezone(&tz), n.ends_at.with_timezone(&tz));
     let when = i18n.t3(
@@ -100,18 +109,23 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, from: (&str, &str), cr
         String::new(),
     ]
     .join("\n");
-    let entry = Entry {
-        id: n.booking_id,
+    let event = Event {
+        uid: ics::uid(n.booking_id, host).into(),
         version: n.version,
         title: &n.title,
-        organizer: n.organizer.as_str().into(),
+        shown_organizer: n.organizer.as_str().into(),
         status: n.status,
         starts_at: n.starts_at,
         ends_at: n.ends_at,
         stamp: created,
+        organizer: Some(Organizer { name: &n.to_name, address: format!("mailto:{}", n.to).into() }),
+        rooms: n
+            .rooms
+            .iter()
+            .map(|code| Room::new(code, n.room_names.get(code).map_or(code.as_str(), String::as_str), room_domain))
+            .collect(),
     };
-    let people = People { organizer: Some(from), attendee: Some((&n.to_name, &n.to)), lang: i18n.lang() };
-    let calendar = ics::calendar(&n.title, Some(method), vec![ics::event(&entry, host, &rooms, &people)]);
+    let calendar = ics::calendar(&n.title, Some(method), [&event], i18n.lang());
     Rendered { subject, text, calendar, method }
 }
 
@@ -133,16 +147,10 @@ mod tests {
             ends_at: t + chrono::Duration::hours(1),
             to: "kim@example.com".into(),
             to_name: "김민지".into(),
+            room_names: [("A".to_owned(), "회의실 A".to_owned())].into(),
             language: None,
         };
-        let r = render(
-            "booking.cancelled",
-            &n,
-            chrono_tz::Asia::Seoul,
-            "rooms.example.com",
-            ("yeyak", "rooms@example.com"),
-            t,
-        );
+        let r = render("booking.cancelled", &n, chrono_tz::Asia::Seoul, "rooms.example.com", "rooms.example.com", t);
         assert_eq!(r.subject, "[예약 취소] 주간 회의 · 2030-01-07 (월) 10:00–11:00");
         assert!(r.text.contains("김민지님") && r.text.contains("회의실: A+B"));
         assert_eq!(r.method, Method::Cancel);
@@ -152,6 +160,9 @@ mod tests {
                 && cal.contains("UID:booking-9@rooms.example.com")
                 && cal.contains("SEQUENCE:2")
         );
+        assert!(cal.contains("\r\nORGANIZER;CN=김민지:mailto:kim@example.com\r\n"), "{cal}");
+        assert!(cal.contains("ATTENDEE;CUTYPE=ROOM;CN=회의실 A;PARTSTAT=DECLINED:mailto:room-a@rooms.example.com"));
+        assert!(cal.contains("ATTENDEE;CUTYPE=ROOM;CN=B;PARTSTAT=DECLINED:mailto:room-b@rooms.example.com"));
     }
 
     #[test]
@@ -168,9 +179,10 @@ mod tests {
             ends_at: t + chrono::Duration::hours(1),
             to: "kim@example.com".into(),
             to_name: "Kim Minji".into(),
+            room_names: Default::default(),
             language: Some("en".into()),
         };
-        let r = render("booking.created", &n, chrono_tz::Asia::Seoul, "h", ("yeyak", "rooms@example.com"), t);
+        let r = render("booking.created", &n, chrono_tz::Asia::Seoul, "h", "h", t);
         assert_eq!(r.subject, "[Booked] Weekly sync · Mon 7 Jan 2030 10:00–11:00");
         assert!(r.text.starts_with("Hello Kim Minji,\n\nYou booked a room."), "{}", r.text);
         assert!(r.text.contains("Rooms: A") && r.text.contains("Booked by: Kim Minji"), "{}", r.text);

@@ -1,62 +1,90 @@
-//! The SMTP provider of the outbox's `mail` channel (`lettre`):
-//! `YEYAK_SMTP_URL` (`smtp://host:port`, `smtps://user:pass@host`) and
-//! `YEYAK_MAIL_FROM`. The delivery id is the Message-ID, so a receiver that
-//! sees the same message twice (a crash between the server's acceptance and
-//! our DELIVERED mark) can tell.
+//! The SMTP provider of the outbox's `mail` channel (`lettre` builds and
+//! speaks, `pool` keeps the connections): `YEYAK_SMTP_URL` (`smtp://host:port`,
+//! `smtps://user:pass@host`), `YEYAK_MAIL_FROM`, `YEYAK_SMTP_POOL`. The
+//! delivery id is the Message-ID, so a receiver that sees the same message
+//! twice (a crash between the server's acceptance and our DELIVERED mark)
+//! can tell.
 
 use std::time::Duration;
 
 use chrono_tz::Tz;
 use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
-use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use lettre::Message;
 
+use super::pool::{self, Pool, Sent, Server};
 use super::{render, Notice};
-use crate::calendar::ics::Method;
 use crate::outbox::provider::{SendOutcome, Sender};
 use crate::outbox::store::Claimed;
 
+/// How long one step (connect, a reply) may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
 pub struct Mailer {
-    transport: AsyncSmtpTransport<Tokio1Executor>,
+    pool: Pool,
     from: Mailbox,
     tz: Tz,
     host: String,
+    room_domain: String,
 }
 
 impl std::fmt::Debug for Mailer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Mailer({})", self.from)
+        write!(f, "Mailer({}, {:?})", self.from, self.pool)
     }
 }
 
+/// Connections open at once unless `YEYAK_SMTP_POOL` says otherwise.
+pub const DEFAULT_POOL: usize = 4;
+
 impl Mailer {
-    /// A mailer for `url`; the error names what is wrong with the settings.
+    /// A mailer for `url` sending as `from`, its UIDs and Message-IDs on
+    /// `host`; the error names what is wrong with the settings. The rooms'
+    /// addresses are in `host` and the pool is [`DEFAULT_POOL`] wide unless
+    /// set with [`Mailer::with_room_domain`] and [`Mailer::with_pool`].
     pub fn new(url: &str, from: &str, tz: Tz, host: &str) -> Result<Mailer, String> {
-        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
-            .map_err(|e| format!("YEYAK_SMTP_URL: {e}"))?
-            .timeout(Some(Duration::from_secs(10)))
-            .build();
+        let server = Server::from_url(url, TIMEOUT).map_err(|e| format!("YEYAK_SMTP_URL: {e}"))?;
         let from: Mailbox = from.parse().map_err(|e| format!("YEYAK_MAIL_FROM `{from}`: {e}"))?;
-        Ok(Mailer { transport, from, tz, host: host.to_owned() })
+        Ok(Mailer {
+            pool: Pool::new(server, DEFAULT_POOL),
+            from,
+            tz,
+            host: host.to_owned(),
+            room_domain: host.to_owned(),
+        })
     }
 
-    fn message(&self, n: &Claimed) -> Result<Message, String> {
+    /// At most `size` connections open at once (`YEYAK_SMTP_POOL`).
+    pub fn with_pool(mut self, size: usize) -> Self {
+        self.pool = self.pool.resized(size);
+        self
+    }
+
+    /// The rooms' mail domain (`YEYAK_ROOM_MAIL_DOMAIN`), for their addresses.
+    pub fn with_room_domain(mut self, domain: &str) -> Self {
+        self.room_domain = domain.to_owned();
+        self
+    }
+
+    /// How many messages may be in flight at once.
+    pub fn connections(&self) -> usize {
+        self.pool.size()
+    }
+
+    /// Connections parked for reuse now.
+    pub fn idle_connections(&self) -> usize {
+        self.pool.idle()
+    }
+
+    fn message(&self, n: &Claimed) -> Result<(Message, lettre::address::Envelope), String> {
         let notice: Notice =
             serde_json::from_value(n.payload.clone()).map_err(|e| format!("unreadable notice: {e}"))?;
-        let from_name = self.from.name.clone().unwrap_or_else(|| "yeyak".to_owned());
-        let from_addr = self.from.email.to_string();
-        let r = render(&n.kind, &notice, self.tz, &self.host, (&from_name, &from_addr), n.created_at);
-        let to: Mailbox = Mailbox::new(
-            Some(notice.to_name.clone()),
-            notice.to.parse().map_err(|e| format!("recipient `{}`: {e}", notice.to))?,
-        );
-        let method = match r.method {
-            Method::Request => "REQUEST",
-            Method::Cancel => "CANCEL",
-        };
-        let calendar_type =
-            ContentType::parse(&format!("text/calendar; charset=utf-8; method={method}")).map_err(|e| e.to_string())?;
-        Message::builder()
+        let r = render(&n.kind, &notice, self.tz, &self.host, &self.room_domain, n.created_at);
+        let address: lettre::Address = notice.to.parse().map_err(|e| format!("recipient `{}`: {e}", notice.to))?;
+        let to = Mailbox::new(Some(notice.to_name.clone()), address.clone());
+        let calendar_type = ContentType::parse(&format!("text/calendar; charset=utf-8; method={}", r.method.as_str()))
+            .map_err(|e| e.to_string())?;
+        let message = Message::builder()
             .from(self.from.clone())
             .to(to)
             .subject(r.subject)
@@ -66,20 +94,24 @@ impl Mailer {
                     .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(r.text))
                     .singlepart(SinglePart::builder().header(calendar_type).body(r.calendar)),
             )
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        let envelope = pool::envelope(&self.from.email, &address)?;
+        Ok((message, envelope))
     }
 
-    /// Sends one message: a permanent SMTP refusal (5xx) or an unreadable
-    /// notice is permanent; anything else (down, 4xx, timeout) is retried.
+    /// Sends one message. A permanent refusal (5xx) or an unreadable notice
+    /// is permanent, with the server's reply as it was; a temporary one
+    /// (4xx), a dropped connection or a timeout is retried (SPEC §18).
     pub async fn deliver(&self, n: &Claimed) -> SendOutcome {
-        let message = match self.message(n) {
+        let (message, envelope) = match self.message(n) {
             Ok(m) => m,
             Err(e) => return SendOutcome::Permanent(e),
         };
-        match self.transport.send(message).await {
-            Ok(_) => SendOutcome::Accepted,
-            Err(e) if e.is_permanent() => SendOutcome::Permanent(format!("SMTP refused: {e}")),
-            Err(e) => SendOutcome::Retryable(format!("SMTP: {e}")),
+        match self.pool.send(&envelope, &message.formatted()).await {
+            Sent::Accepted => SendOutcome::Accepted,
+            Sent::Refused { permanent: true, reply } => SendOutcome::Permanent(reply),
+            Sent::Refused { permanent: false, reply } => SendOutcome::Retryable(reply),
+            Sent::Failed(e) => SendOutcome::Retryable(format!("SMTP: {e}")),
         }
     }
 }
@@ -87,5 +119,9 @@ impl Mailer {
 impl Sender for Mailer {
     fn send<'a>(&'a self, n: &'a Claimed) -> futures_util::future::BoxFuture<'a, SendOutcome> {
         Box::pin(self.deliver(n))
+    }
+
+    fn concurrency(&self) -> usize {
+        self.pool.size()
     }
 }

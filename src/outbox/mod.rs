@@ -3,6 +3,7 @@
 //! workers that claim rows with a lease, identified end to end by a stable
 //! `delivery_id` so that the receiver can deduplicate.
 
+pub mod list;
 pub mod provider;
 pub mod redrive;
 pub mod reminders;
@@ -150,8 +151,9 @@ pub async fn enqueue_all(conn: &mut Conn, intents: &[Intent], now: DateTime<Utc>
 }
 
 /// Writes the `mail` copies of booking notices for organizers who have an
-/// email (one statement; the address is read in this transaction). Each
-/// intent is paired with its organizer's staff id.
+/// email (one statement; the address and the room names its invitation
+/// shows are read in this transaction). Each intent is paired with its
+/// organizer's staff id.
 pub async fn enqueue_mail(conn: &mut Conn, intents: &[(Intent, i64)], now: DateTime<Utc>) -> QueryResult<usize> {
     use diesel::sql_types::{Array, Int8, Jsonb, Text, Timestamptz};
     if intents.is_empty() {
@@ -163,7 +165,10 @@ pub async fn enqueue_mail(conn: &mut Conn, intents: &[(Intent, i64)], now: DateT
     let staff: Vec<i64> = intents.iter().map(|(_, s)| *s).collect();
     diesel::sql_query(
         "INSERT INTO notification_outbox (delivery_id, channel, kind, payload, status, next_attempt_at, created_at)
-         SELECT i.delivery_id, 'mail', i.kind, i.payload || jsonb_build_object('to', s.email, 'toName', s.display_name, 'language', s.language),
+         SELECT i.delivery_id, 'mail', i.kind,
+                i.payload || jsonb_build_object('to', s.email, 'toName', s.display_name, 'language', s.language, 'roomNames',
+                    (SELECT coalesce(jsonb_object_agg(m.code, m.name), '{}') FROM room m
+                      WHERE m.code IN (SELECT jsonb_array_elements_text(i.payload -> 'rooms')))),
                 'PENDING', $5, $5
            FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::int8[]) AS i(delivery_id, kind, payload, staff_id)
            JOIN staff_user s ON s.id = i.staff_id AND s.email IS NOT NULL

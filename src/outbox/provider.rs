@@ -40,6 +40,11 @@ pub enum Provider {
 /// and how often, the sender only how (mail implements it for SMTP).
 pub trait Sender: Send + Sync + std::fmt::Debug {
     fn send<'a>(&'a self, n: &'a Claimed) -> BoxFuture<'a, SendOutcome>;
+
+    /// How many sends may run at once (an SMTP pool's size).
+    fn concurrency(&self) -> usize {
+        1
+    }
 }
 
 /// The provider of each outbox channel.
@@ -71,6 +76,14 @@ impl Provider {
             .build()
             .expect("HTTP client");
         Provider::Webhook { url: url.to_owned(), client }
+    }
+
+    /// How many of this provider's sends a worker runs at once.
+    pub fn concurrency(&self) -> usize {
+        match self {
+            Provider::Smtp(sender) => sender.concurrency().max(1),
+            _ => 1,
+        }
     }
 
     pub async fn send(&self, n: &Claimed) -> SendOutcome {

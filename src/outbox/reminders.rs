@@ -33,7 +33,10 @@ pub async fn enqueue(
                                                FROM reservation_room x JOIN room m ON m.code = x.room
                                               WHERE x.reservation_id = r.id),
                                    'startsAt', r.starts_at, 'endsAt', r.ends_at, 'seriesId', r.series_id,
-                                   'to', s.email, 'toName', s.display_name, 'language', s.language),
+                                   'to', s.email, 'toName', s.display_name, 'language', s.language,
+                                   'roomNames', (SELECT coalesce(jsonb_object_agg(m.code, m.name), '{}')
+                                                   FROM reservation_room x JOIN room m ON m.code = x.room
+                                                  WHERE x.reservation_id = r.id)),
                 'PENDING', $1, $1
            FROM reservation r
            JOIN staff_user s ON s.id = r.organizer_staff_id AND s.email IS NOT NULL

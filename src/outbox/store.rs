@@ -114,6 +114,78 @@ pub async fn mark_delivered(
     Ok(n == 1)
 }
 
+/// PENDING → DELIVERED for many rows at once (a worker pass's accepted
+/// mail), only those `worker` still holds; returns the ones it settled.
+pub async fn mark_delivered_all(
+    conn: &mut Conn,
+    delivered: &[&Claimed],
+    worker: Uuid,
+    now: DateTime<Utc>,
+) -> QueryResult<Vec<(String, String)>> {
+    use diesel::sql_types::{Array, Text};
+    #[derive(QueryableByName)]
+    struct Key {
+        #[diesel(sql_type = Text)]
+        delivery_id: String,
+        #[diesel(sql_type = Text)]
+        channel: String,
+    }
+    if delivered.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = delivered.iter().map(|n| n.delivery_id.as_str()).collect();
+    let channels: Vec<&str> = delivered.iter().map(|n| n.channel.as_str()).collect();
+    let keys: Vec<Key> = diesel::sql_query(
+        "UPDATE notification_outbox o
+            SET status = 'DELIVERED', delivered_at = $3, next_attempt_at = NULL, claimed_by = NULL,
+                claim_expires_at = NULL, last_error = NULL
+           FROM unnest($1::text[], $2::text[]) AS k(delivery_id, channel)
+          WHERE o.delivery_id = k.delivery_id AND o.channel = k.channel AND o.claimed_by = $4 AND o.status = 'PENDING'
+      RETURNING o.delivery_id, o.channel",
+    )
+    .bind::<Array<Text>, _>(ids)
+    .bind::<Array<Text>, _>(channels)
+    .bind::<Timestamptz, _>(now)
+    .bind::<SqlUuid, _>(worker)
+    .cached()
+    .load(conn)
+    .await?;
+    Ok(keys.into_iter().map(|k| (k.delivery_id, k.channel)).collect())
+}
+
+/// Records many attempts (outcome each) in one statement.
+pub async fn record_attempts(
+    conn: &mut Conn,
+    attempts: &[(&Claimed, &str)],
+    worker: Uuid,
+    now: DateTime<Utc>,
+) -> QueryResult<()> {
+    use diesel::sql_types::{Array, Int4, Text};
+    if attempts.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = attempts.iter().map(|(n, _)| n.delivery_id.as_str()).collect();
+    let channels: Vec<&str> = attempts.iter().map(|(n, _)| n.channel.as_str()).collect();
+    let numbers: Vec<i32> = attempts.iter().map(|(n, _)| n.attempt_count).collect();
+    let outcomes: Vec<&str> = attempts.iter().map(|(_, o)| *o).collect();
+    diesel::sql_query(
+        "INSERT INTO notification_attempt (delivery_id, channel, attempt, worker, attempted_at, outcome)
+         SELECT a.delivery_id, a.channel, a.attempt, $5, $6, a.outcome
+           FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[]) AS a(delivery_id, channel, attempt, outcome)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<Text>, _>(ids)
+    .bind::<Array<Text>, _>(channels)
+    .bind::<Array<Int4>, _>(numbers)
+    .bind::<Array<Text>, _>(outcomes)
+    .bind::<SqlUuid, _>(worker)
+    .bind::<Timestamptz, _>(now)
+    .cached()
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// A failed attempt: try again at `next_attempt_at`, or, when there is none
 /// (last attempt used or a permanent failure), EXHAUSTED. Only the current
 /// claimant may.

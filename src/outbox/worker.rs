@@ -1,5 +1,9 @@
 //! The delivery worker: claim due rows with a lease, send, settle. Every
 //! process runs one; `SKIP LOCKED` and the lease let them share the work.
+//! A pass sends its mail as wide as the SMTP pool and settles it in one
+//! transaction (set-based for what was accepted), webhooks one after
+//! another, each settled at once; [`DeliveryWorker::drain`] runs passes back to back while they
+//! come back full, so a burst goes at the pool's pace (SPEC §18).
 
 use std::sync::Arc;
 
@@ -78,29 +82,90 @@ impl DeliveryWorker {
 
     /// Sends one claimed delivery and settles it.
     pub async fn deliver(&self, n: &Claimed, summary: &mut DeliverySummary) -> Result<(), DbError> {
-        let outcome = match self.providers.send_to(&n.channel) {
+        summary.count(self.deliver_one(n).await?);
+        Ok(())
+    }
+
+    /// Hands one delivery to its channel's provider.
+    async fn send(&self, n: &Claimed) -> SendOutcome {
+        match self.providers.send_to(&n.channel) {
             Some(provider) => provider.send(n).await,
             None => {
                 SendOutcome::Retryable(format!("no provider for the {} channel (is YEYAK_SMTP_URL set?)", n.channel))
             }
-        };
+        }
+    }
+
+    async fn send_keyed<'a>(&'a self, n: &'a Claimed) -> (&'a Claimed, SendOutcome) {
+        (n, self.send(n).await)
+    }
+
+    /// Settles what a pass sent, in one transaction: the accepted ones with
+    /// two set-based statements, each failure on its own (few).
+    async fn settle_all(&self, sent: &[(&Claimed, SendOutcome)]) -> Result<Vec<Settled>, DbError> {
+        if sent.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.clock.now();
+        let mut pooled = self.pool.get().await?;
+        let conn: &mut db::Conn = &mut pooled;
+        db::begin(conn).await?;
+        let settled = async {
+            let accepted: Vec<&Claimed> = sent
+                .iter()
+                .filter(|(_, o)| matches!(o, SendOutcome::Accepted | SendOutcome::Duplicate))
+                .map(|(n, _)| *n)
+                .collect();
+            let applied = store::mark_delivered_all(conn, &accepted, self.id, now).await?;
+            let mut out = Vec::with_capacity(sent.len());
+            let mut attempts = Vec::with_capacity(accepted.len());
+            for (n, outcome) in sent {
+                let recorded = match outcome {
+                    SendOutcome::Accepted => "ACCEPTED",
+                    SendOutcome::Duplicate => "DUPLICATE",
+                    failed => {
+                        out.push(match self.settle(conn, n, failed, now).await? {
+                            (_, false) => Settled::Stale,
+                            ("EXHAUSTED", true) => Settled::Exhausted,
+                            _ => Settled::Retried,
+                        });
+                        continue;
+                    }
+                };
+                let held = applied.iter().any(|(id, channel)| *id == n.delivery_id && *channel == n.channel);
+                attempts.push((*n, if held { recorded } else { "STALE" }));
+                out.push(if held { Settled::Delivered } else { Settled::Stale });
+                if held {
+                    let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
+                    self.metrics.outbox_delivery.observe(waited);
+                }
+            }
+            store::record_attempts(conn, &attempts, self.id, now).await?;
+            Ok::<_, DbError>(out)
+        }
+        .await;
+        db::finish(conn, settled).await
+    }
+
+    /// Sends and settles one delivery; says how it was settled.
+    async fn deliver_one(&self, n: &Claimed) -> Result<Settled, DbError> {
+        let outcome = self.send(n).await;
         let now = self.clock.now();
         let mut pooled = self.pool.get().await?;
         let conn: &mut db::Conn = &mut pooled;
         db::begin(conn).await?;
         let settled = self.settle(conn, n, &outcome, now).await;
         let (label, applied) = db::finish(conn, settled).await?;
-        match (label, applied) {
-            (_, false) => summary.stale += 1,
+        Ok(match (label, applied) {
+            (_, false) => Settled::Stale,
             ("DELIVERED", true) => {
-                summary.delivered += 1;
                 let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
                 self.metrics.outbox_delivery.observe(waited);
+                Settled::Delivered
             }
-            ("EXHAUSTED", true) => summary.exhausted += 1,
-            _ => summary.retried += 1,
-        }
-        Ok(())
+            ("EXHAUSTED", true) => Settled::Exhausted,
+            _ => Settled::Retried,
+        })
     }
 
     async fn settle(
@@ -133,17 +198,93 @@ impl DeliveryWorker {
         Ok(result)
     }
 
-    /// One pass: claim, send and settle up to `limit` deliveries.
+    /// How many mail messages one pass sends at once: the SMTP pool's size.
+    pub fn width(&self) -> usize {
+        self.providers.mail.as_ref().map_or(1, Provider::concurrency)
+    }
+
+    /// One pass: claim, send and settle up to `limit` deliveries — mail as
+    /// wide as the pool, webhooks one at a time, both at once.
     pub async fn run_once(&self, limit: i64) -> Result<DeliverySummary, DbError> {
+        use futures_util::StreamExt;
         let _lane = match &self.bulkhead {
             Some(b) => b.enter(Lane::Background).await,
             None => None,
         };
         let claimed = self.claim(limit).await?;
         let mut summary = DeliverySummary { claimed: claimed.len(), ..Default::default() };
-        for n in &claimed {
-            self.deliver(n, &mut summary).await?;
+        let (mail, other): (Vec<&Claimed>, Vec<&Claimed>) = claimed.iter().partition(|n| n.channel == "mail");
+        let width = self.width();
+        let mail = async {
+            let mut queue = mail.into_iter();
+            let mut running = futures_util::stream::FuturesUnordered::new();
+            for n in queue.by_ref().take(width) {
+                running.push(self.send_keyed(n));
+            }
+            let mut sent = Vec::new();
+            while let Some(done) = running.next().await {
+                sent.push(done);
+                if let Some(n) = queue.next() {
+                    running.push(self.send_keyed(n));
+                }
+            }
+            self.settle_all(&sent).await
+        };
+        let other = async {
+            let mut settled = Vec::new();
+            for n in other {
+                settled.push(self.deliver_one(n).await?);
+            }
+            Ok::<_, DbError>(settled)
+        };
+        let (mail, other) = futures_util::future::join(mail, other).await;
+        for settled in mail?.into_iter().chain(other?) {
+            summary.count(settled);
         }
         Ok(summary)
+    }
+
+    /// Passes back to back while they come back full (at most `passes`):
+    /// what the background loop runs on each poll.
+    pub async fn drain(&self, limit: i64, passes: usize) -> Result<DeliverySummary, DbError> {
+        let mut total = DeliverySummary::default();
+        for _ in 0..passes.max(1) {
+            let s = self.run_once(limit).await?;
+            let full = s.claimed as i64 >= limit;
+            total.add(&s);
+            if !full {
+                break;
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// How one delivery was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    Delivered,
+    Retried,
+    Exhausted,
+    /// Another worker took the row over.
+    Stale,
+}
+
+impl DeliverySummary {
+    fn count(&mut self, s: Settled) {
+        match s {
+            Settled::Delivered => self.delivered += 1,
+            Settled::Retried => self.retried += 1,
+            Settled::Exhausted => self.exhausted += 1,
+            Settled::Stale => self.stale += 1,
+        }
+    }
+
+    fn add(&mut self, o: &DeliverySummary) {
+        self.claimed += o.claimed;
+        self.delivered += o.delivered;
+        self.retried += o.retried;
+        self.exhausted += o.exhausted;
+        self.stale += o.stale;
     }
 }

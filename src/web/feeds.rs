@@ -3,27 +3,26 @@
 //! token opens any room feed), 30 days back to 365 days ahead, cancelled
 //! bookings included as `STATUS:CANCELLED`; a wrong token is 404. And
 //! `GET /bookings/{id}.ics` for a signed-in person. Feeds show a booking's
-//! title, time, rooms and organizer display name — what the room page shows.
+//! title, time, rooms and organizer — what the room page shows
+//! (`calendar::feed` reads them, `calendar::ics` writes them).
+//!
+//! Calendar apps poll: every answer carries a strong `ETag` and
+//! `Last-Modified`, and a copy that still holds gets 304 with no body,
+//! decided by one statement (token, room and the feed's change counters)
+//! without reading a booking (SPEC §18).
 
-use actix_web::http::header;
-use actix_web::{web, HttpResponse};
-use chrono::{DateTime, Duration, Utc};
-use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz};
-use diesel_async::RunQueryDsl;
+use actix_web::http::header::{self, HttpDate};
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use crate::calendar::ics::{self, People};
+use crate::calendar::feed::{self, Feed, Site, Validators, Window};
 use crate::calendar::token;
-use crate::db::cached::CacheExt;
-use crate::db::{Conn, DbError};
+use crate::db::DbError;
 use crate::i18n::{I18n, Lang};
-use crate::rooms::booking::{Booking, BOOKING_COLUMNS};
 use crate::state::AppState;
 use crate::web::language::PageI18n;
 use crate::web::{SignedIn, WebError};
-
-const BACK_DAYS: i64 = 30;
-const AHEAD_DAYS: i64 = 365;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ical/me.ics", web::get().to(me))
@@ -40,99 +39,131 @@ fn not_found() -> WebError {
     WebError::message(actix_web::http::StatusCode::NOT_FOUND, "feed-not-found-heading", "feed-not-found")
 }
 
-/// Bookings in the feed window, every status, for a person or rooms.
-async fn feed(
-    conn: &mut Conn,
-    now: DateTime<Utc>,
-    staff: Option<(i64, &str)>,
-    rooms: Option<&[String]>,
-) -> diesel::QueryResult<Vec<Booking>> {
-    diesel::sql_query(format!(
-        "{BOOKING_COLUMNS}
-          WHERE r.ends_at > $1 AND r.starts_at < $2
-            AND ($3::int8 IS NULL OR r.organizer_staff_id = $3 OR r.organizer_digest = $4)
-            AND ($5::text[] IS NULL OR EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = ANY($5)))
-          GROUP BY r.id
-          ORDER BY r.starts_at, r.id"
-    ))
-    .bind::<Timestamptz, _>(now - Duration::days(BACK_DAYS))
-    .bind::<Timestamptz, _>(now + Duration::days(AHEAD_DAYS))
-    .bind::<Nullable<Int8>, _>(staff.map(|s| s.0))
-    .bind::<Text, _>(staff.map_or("", |s| s.1))
-    .bind::<Nullable<Array<Text>>, _>(rooms)
-    .cached()
-    .load(conn)
-    .await
+/// Where the events point, their words in `lang` (the reader's).
+fn site(state: &AppState, lang: Lang) -> Site<'_> {
+    Site { host: &state.calendar_host, room_domain: &state.room_mail_domain, base: &state.public_base, lang }
 }
 
-/// `text/calendar` of `bookings`, its words in `lang`.
-async fn respond(
-    state: &AppState,
-    lang: Lang,
-    name: &str,
-    bookings: &[Booking],
-    download: Option<String>,
-) -> Result<HttpResponse, WebError> {
-    let catalogue = state.catalogue.current().await?;
-    let host = state.calendar_host.as_str();
-    let events = bookings
-        .iter()
-        .map(|b| {
-            let rooms: Vec<&str> =
-                b.rooms.iter().map(|c| catalogue.get(c).map_or(c.as_str(), |r| r.name.as_str())).collect();
-            ics::event(&ics::Entry::from(b), host, &rooms.join(" + "), &People { lang, ..People::default() })
-        })
-        .collect();
-    let mut res = HttpResponse::Ok();
-    res.content_type("text/calendar; charset=utf-8").insert_header((header::CACHE_CONTROL, "no-store"));
+/// The client's copy, from `If-None-Match` and `If-Modified-Since`.
+fn still_hold(req: &HttpRequest, v: &Validators) -> bool {
+    let inm = req.headers().get(header::IF_NONE_MATCH).and_then(|h| h.to_str().ok());
+    let ims = req
+        .headers()
+        .get(header::IF_MODIFIED_SINCE)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.parse::<HttpDate>().ok())
+        .map(|d| DateTime::<Utc>::from(std::time::SystemTime::from(d)));
+    v.still_hold(inm, ims)
+}
+
+/// 304, or 200 with `body()`'s text, carrying the validators either way.
+/// Calendars may keep a copy but ask again each time (`no-cache`), never
+/// in a shared cache (`private`: the address holds a token).
+fn answer(req: &HttpRequest, v: &Validators, download: Option<String>, body: impl FnOnce() -> String) -> HttpResponse {
+    let stamp = HttpDate::from(std::time::SystemTime::from(v.last_modified));
+    let holds = still_hold(req, v);
+    let mut res = if holds { HttpResponse::NotModified() } else { HttpResponse::Ok() };
+    res.insert_header((header::ETAG, v.etag.as_str()))
+        .insert_header((header::LAST_MODIFIED, stamp))
+        .insert_header((header::CACHE_CONTROL, "private, no-cache"));
+    if holds {
+        return res.finish();
+    }
+    res.content_type("text/calendar; charset=utf-8");
     if let Some(file) = download {
         res.insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{file}\"")));
     }
-    Ok(res.body(ics::calendar(name, None, events)))
+    res.body(body())
 }
 
-async fn holder(state: &AppState, token: Option<&str>) -> Result<token::Holder, WebError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    token::resolve(&mut conn, &state.secret, token.unwrap_or_default()).await?.ok_or_else(not_found)
-}
-
-pub async fn me(state: web::Data<AppState>, query: web::Query<TokenQuery>) -> Result<HttpResponse, WebError> {
-    let person = holder(&state, query.token.as_deref()).await?;
-    let digest = crate::auth::OwnerDigest::of_staff(&state.secret, &person.username);
-    let bookings = {
-        let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-        feed(&mut conn, state.clock.now(), Some((person.id, digest.as_str())), None).await?
+pub async fn me(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    query: web::Query<TokenQuery>,
+) -> Result<HttpResponse, WebError> {
+    let (id, mac) = token::parse(query.token.as_deref().unwrap_or_default()).ok_or_else(not_found)?;
+    // The person's counters are keyed by staff id: no digest before the
+    // token holds (it is the rows' filter only).
+    let opened = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        feed::open(&mut conn, id, Feed::Person { staff_id: id, digest: "" }).await?.ok_or_else(not_found)?
     };
-    let name = I18n::new(person.lang).t1("ics-calendar-mine", "name", &person.display_name);
-    respond(&state, person.lang, &name, &bookings, None).await
+    if !token::verify(&state.secret, id, opened.calendar_generation, &mac) {
+        return Err(not_found());
+    }
+    let name = I18n::new(opened.lang()).t1("ics-calendar-mine", "name", &opened.display_name);
+    let window = Window::at(state.clock.now());
+    let site = site(&state, opened.lang());
+    let v = Validators::of_feed(opened.counters(), &window, &name, &site);
+    if still_hold(&req, &v) {
+        return Ok(answer(&req, &v, None, String::new));
+    }
+    let digest = crate::auth::OwnerDigest::of_staff(&state.secret, &opened.username);
+    let feed = Feed::Person { staff_id: id, digest: digest.as_str() };
+    let (v, rows) = read(&state, &site, feed, &window, &name).await?;
+    Ok(answer(&req, &v, None, || feed::render(&name, &rows, &site)))
 }
 
 pub async fn room(
     state: web::Data<AppState>,
+    req: HttpRequest,
     file: web::Path<String>,
     query: web::Query<TokenQuery>,
 ) -> Result<HttpResponse, WebError> {
-    let code = file.strip_suffix(".ics").ok_or_else(not_found)?.to_owned();
-    let person = holder(&state, query.token.as_deref()).await?;
-    let room = {
+    let code = file.strip_suffix(".ics").ok_or_else(not_found)?;
+    let (id, mac) = token::parse(query.token.as_deref().unwrap_or_default()).ok_or_else(not_found)?;
+    let opened = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        crate::catalogue::store::find(&mut conn, &code).await?.ok_or_else(not_found)?
+        feed::open(&mut conn, id, Feed::Room(code)).await?.ok_or_else(not_found)?
     };
-    let bookings = {
-        let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-        feed(&mut conn, state.clock.now(), None, Some(std::slice::from_ref(&room.code))).await?
+    if !token::verify(&state.secret, id, opened.calendar_generation, &mac) {
+        return Err(not_found());
+    }
+    let (Some(code), Some(name)) = (opened.room_code.as_deref(), opened.room_name.as_deref()) else {
+        return Err(not_found());
     };
-    respond(&state, person.lang, &room.name, &bookings, None).await
+    let window = Window::at(state.clock.now());
+    let site = site(&state, opened.lang());
+    let v = Validators::of_feed(opened.counters(), &window, name, &site);
+    if still_hold(&req, &v) {
+        return Ok(answer(&req, &v, None, String::new));
+    }
+    let (v, rows) = read(&state, &site, Feed::Room(code), &window, name).await?;
+    Ok(answer(&req, &v, None, || feed::render(name, &rows, &site)))
+}
+
+/// The feed's rows with the validators of exactly those rows: its counters
+/// are read again on the same connection first (a standby may lag the
+/// primary that answered [`feed::open`]), so an ETag never names changes
+/// the rows do not show.
+async fn read(
+    state: &AppState,
+    site: &Site<'_>,
+    feed: Feed<'_>,
+    window: &Window,
+    name: &str,
+) -> Result<(Validators, Vec<feed::Row>), WebError> {
+    let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
+    let counters = feed::counters(&mut conn, feed).await?;
+    let rows = feed::rows(&mut conn, feed, window).await?;
+    Ok((Validators::of_feed(counters, window, name, site), rows))
 }
 
 pub async fn one(
     state: web::Data<AppState>,
-    req: actix_web::HttpRequest,
+    req: HttpRequest,
     SignedIn(_): SignedIn,
     file: web::Path<String>,
 ) -> Result<HttpResponse, WebError> {
     let id: i64 = file.strip_suffix(".ics").and_then(|i| i.parse().ok()).ok_or_else(not_found)?;
-    let b = crate::web::bookings::load(&state, id).await?;
-    let lang = PageI18n::of(&req).lang();
-    respond(&state, lang, &b.title.clone(), std::slice::from_ref(&b), Some(format!("booking-{id}.ics"))).await
+    let (row, counters) = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        feed::one(&mut conn, id).await?.ok_or_else(|| {
+            WebError::message(actix_web::http::StatusCode::NOT_FOUND, "booking-not-found-heading", "booking-not-found")
+        })?
+    };
+    let site = site(&state, PageI18n::of(&req).lang());
+    let v = feed::validators_of_one(&row, counters, &site);
+    let file = format!("booking-{id}.ics");
+    Ok(answer(&req, &v, Some(file), || crate::calendar::ics::calendar(&row.title, None, [&row.event(&site)], site.lang)))
 }

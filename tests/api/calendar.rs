@@ -44,12 +44,23 @@ for line in raw.split(b"\r\n"):
     assert len(line) <= 75, (len(line), line)
     line.decode("utf-8")
 cal = icalendar.Calendar.from_ical(raw)
+def person(p):
+    if p is None:
+        return None
+    out = {"address": str(p), "cn": str(p.params.get("CN"))}
+    if "CUTYPE" in p.params:
+        out["cutype"] = str(p.params["CUTYPE"])
+    return out
+def attendees(e):
+    a = e.get("ATTENDEE")
+    return [] if a is None else (a if isinstance(a, list) else [a])
 out = []
 for e in cal.walk("VEVENT"):
     out.append({"uid": str(e["UID"]), "summary": str(e["SUMMARY"]), "status": str(e.get("STATUS", "")),
                 "sequence": int(e.get("SEQUENCE", 0)), "location": str(e.get("LOCATION", "")),
                 "start": e.decoded("DTSTART").isoformat(), "end": e.decoded("DTEND").isoformat(),
-                "method": str(cal.get("METHOD", ""))})
+                "method": str(cal.get("METHOD", "")), "organizer": person(e.get("ORGANIZER")),
+                "attendees": [person(a) for a in attendees(e)]})
 print(json.dumps(out))
 "#;
     python(script, text).as_array().unwrap().clone()
@@ -75,7 +86,7 @@ fn when(v: &Value) -> DateTime<Utc> {
 
 /// Adds a staff member (with an email) through the database and returns
 /// their id and a signed-in browser.
-async fn person<'a>(app: &'a TestApp, admin: &Browser<'_>, user: &str, email: &str) -> (i64, Browser<'a>) {
+pub async fn person<'a>(app: &'a TestApp, admin: &Browser<'_>, user: &str, email: &str) -> (i64, Browser<'a>) {
     let b = crate::web_rooms::staff_member(app, admin, user).await;
     let db = app.db().await;
     db.execute("UPDATE staff_user SET email = $1 WHERE username = $2", &[&email, &user]).await.unwrap();
@@ -190,10 +201,11 @@ async fn a_series_shows_exactly_its_live_occurrences() {
     );
 }
 
-async fn deliver(app: &TestApp, smtp: &str) -> yeyak::outbox::worker::DeliverySummary {
+pub async fn deliver(app: &TestApp, smtp: &str) -> yeyak::outbox::worker::DeliverySummary {
     let mailer =
         yeyak::mail::smtp::Mailer::new(smtp, "yeyak <rooms@example.com>", app.state.policy().timezone, "yeyak.local")
-            .unwrap();
+            .unwrap()
+            .with_room_domain(&app.state.room_mail_domain);
     let worker = yeyak::outbox::worker::DeliveryWorker::new(
         app.state.pool.clone(),
         app.state.clock.clone(),

@@ -164,7 +164,12 @@ impl TestApp {
             owns_db,
             clock,
             state,
-            http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap(),
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(64)
+                // Under actix's 5 s keep-alive (see `web::Browser`).
+                .pool_idle_timeout(std::time::Duration::from_secs(3))
+                .build()
+                .unwrap(),
         }
     }
 

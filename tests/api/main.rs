@@ -26,6 +26,7 @@ mod hostile;
 mod idempotency;
 mod languages;
 mod languages_pages;
+mod mail_scale;
 mod matrix;
 mod operations;
 mod outbox;

@@ -203,8 +203,12 @@ async fn calendar_text_is_escaped_in_feeds_downloads_and_invitations() {
     let lines = unfolded(part["text"].as_str().unwrap());
     assert_eq!(line(&lines, "NAME"), format!("NAME:{}", esc(title)), "{lines:#?}");
     assert_eq!(line(&lines, "SUMMARY"), format!("SUMMARY:{}", esc(title)));
+    // The organizer is the person (SPEC §18), the room an attendee; both CNs quoted.
+    let organizer = lines.iter().find(|l| l.starts_with("ORGANIZER;")).unwrap();
+    assert!(organizer.contains(&format!("CN=\"{display}\"")), "{organizer}");
     let attendee = lines.iter().find(|l| l.starts_with("ATTENDEE;")).unwrap();
-    assert!(attendee.contains(&format!("CN=\"{display}\"")), "{attendee}");
+    let room_cn = room.replace('"', "");
+    assert!(attendee.contains("CUTYPE=ROOM") && attendee.contains(&format!("CN=\"{room_cn}\"")), "{attendee}");
 }
 
 #[tokio::test]

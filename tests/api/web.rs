@@ -46,8 +46,14 @@ impl Page {
 
 impl<'a> Browser<'a> {
     pub fn new(app: &'a TestApp) -> Self {
-        let client =
-            reqwest::Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let client = reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            // Under actix's 5 s keep-alive: a connection the server may be
+            // closing at that moment is never reused (IncompleteMessage).
+            .pool_idle_timeout(std::time::Duration::from_secs(3))
+            .build()
+            .unwrap();
         Browser { app, client }
     }
 
