@@ -105,7 +105,10 @@ impl Validators {
         let changed = counters.changed_at.map_or(window.day, |c| c.max(window.day));
         let version = counters.version.to_string();
         let day = window.day.timestamp().to_string();
-        Validators::new(&["feed", &version, &day, name, site.host, site.room_domain, site.base, site.lang.tag()], changed)
+        Validators::new(
+            &["feed", &version, &day, name, site.host, site.room_domain, site.base, site.lang.tag()],
+            changed,
+        )
     }
 
     /// Whether the client's copy is still this one (RFC 9110 §13.1):

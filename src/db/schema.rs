@@ -316,6 +316,8 @@ diesel::table! {
 
 diesel::joinable!(app_password -> staff_user (staff_id));
 diesel::allow_tables_to_appear_in_same_query!(app_password, staff_user);
+
+diesel::table! {
     calendar_feed_version (feed) {
         feed -> Text,
         version -> Int8,

@@ -165,5 +165,7 @@ pub async fn one(
     let site = site(&state, PageI18n::of(&req).lang());
     let v = feed::validators_of_one(&row, counters, &site);
     let file = format!("booking-{id}.ics");
-    Ok(answer(&req, &v, Some(file), || crate::calendar::ics::calendar(&row.title, None, [&row.event(&site)], site.lang)))
+    Ok(answer(&req, &v, Some(file), || {
+        crate::calendar::ics::calendar(&row.title, None, [&row.event(&site)], site.lang)
+    }))
 }

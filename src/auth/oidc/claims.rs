@@ -121,10 +121,11 @@ mod tests {
         assert_eq!(who.email.as_deref(), Some("kim@example.com"));
         assert_eq!(who.groups, ["yeyak-admins", "staff"]);
 
-        let info: UserInfoClaims<Extra, CoreGenderClaim> = serde_json::from_value(serde_json::json!({
+        let json = serde_json::json!({
             "sub": "s-1", "name": "김 철수", "email": "k@example.com", "groups": ["office"]
-        }))
-        .unwrap();
+        });
+        let info: UserInfoClaims<Extra, CoreGenderClaim> =
+            UserInfoClaims::from_json::<std::io::Error>(json.to_string().as_bytes(), None).unwrap();
         let who = Identity::from_claims(&claims(base()), Some(&info), "groups");
         assert_eq!(who.name.as_deref(), Some("김 철수"));
         assert_eq!(who.email.as_deref(), Some("k@example.com"), "no email_verified: not refused");
