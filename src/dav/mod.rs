@@ -30,6 +30,7 @@ use self::path::Resource;
 use self::xml::Node;
 use crate::db::DbError;
 use crate::error::ApiError;
+use crate::i18n::Lang;
 use crate::state::AppState;
 
 pub mod xml;
@@ -97,12 +98,13 @@ impl From<ApiError> for DavError {
 }
 
 /// `<D:error>` with yeyak's code and message (SPEC §17), and what the
-/// refusal names in its details (a series' first taken date).
-pub fn refusal_body(err: &ApiError) -> Node {
+/// refusal names in its details (a series' first taken date). The message
+/// is the JSON API's in `lang` (the request's `Accept-Language`, Korean by
+/// default, SPEC §19).
+pub fn refusal_body(err: &ApiError, lang: Lang) -> Node {
     let code = serde_json::to_value(err.code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    // The message the JSON API gives a caller that asks for no language.
-    let message = crate::i18n::api::message(crate::i18n::Lang::Ko, &code, &err.details, &err.message)
-        .unwrap_or_else(|| err.message.clone());
+    let message =
+        crate::i18n::api::message(lang, &code, &err.details, &err.message).unwrap_or_else(|| err.message.clone());
     let mut node = Node::dav("error")
         .with(Node::new(xml::YEYAK, "code").with_text(code))
         .with(Node::new(xml::YEYAK, "message").with_text(message));
@@ -126,7 +128,8 @@ pub fn xml_response(status: StatusCode, root: &Node) -> HttpResponse {
 }
 
 impl DavError {
-    pub fn into_response(self) -> HttpResponse {
+    /// The answer, a refusal's message in `lang`.
+    pub fn into_response(self, lang: Lang) -> HttpResponse {
         match self {
             DavError::Status(status) => HttpResponse::build(status).insert_header(("DAV", DAV_HEADER)).finish(),
             DavError::Precondition { status, ns, name, message } => xml_response(
@@ -134,7 +137,7 @@ impl DavError {
                 &Node::dav("error").with(Node::new(ns, name)).with(Node::new(xml::YEYAK, "message").with_text(message)),
             ),
             DavError::Refused(err) => {
-                let mut res = xml_response(err.status(), &refusal_body(&err));
+                let mut res = xml_response(err.status(), &refusal_body(&err, lang));
                 if let Some(secs) = err.retry_after_secs {
                     res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
                 }
@@ -180,7 +183,7 @@ fn unauthorized() -> HttpResponse {
         .finish()
 }
 
-fn denied(d: Denied) -> HttpResponse {
+fn denied(d: Denied, lang: Lang) -> HttpResponse {
     match d {
         Denied::Missing | Denied::Wrong => unauthorized(),
         Denied::Throttled(secs) => HttpResponse::TooManyRequests()
@@ -188,7 +191,7 @@ fn denied(d: Denied) -> HttpResponse {
             .insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"yeyak\""))
             .finish(),
         Denied::Busy => HttpResponse::ServiceUnavailable().insert_header((header::RETRY_AFTER, 1u32)).finish(),
-        Denied::Db(e) => DavError::from(e).into_response(),
+        Denied::Db(e) => DavError::from(e).into_response(lang),
     }
 }
 
@@ -214,17 +217,23 @@ fn method(name: &str) -> Method {
 
 /// Every `/dav/…` request.
 pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::Payload) -> HttpResponse {
-    let Some(resource) = Resource::parse(req.path()) else { return DavError::not_found().into_response() };
+    let lang = req
+        .headers()
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|h| h.to_str().ok())
+        .and_then(Lang::from_accept_language)
+        .unwrap_or_default();
+    let Some(resource) = Resource::parse(req.path()) else { return DavError::not_found().into_response(lang) };
     if req.method() == Method::OPTIONS {
         return HttpResponse::Ok().insert_header(("DAV", DAV_HEADER)).insert_header((header::ALLOW, ALLOW)).finish();
     }
     let caller = match auth::authenticate(&state, &req).await {
         Ok(caller) => caller,
-        Err(d) => return denied(d),
+        Err(d) => return denied(d, lang),
     };
     let body = match read_body(payload).await {
         Ok(body) => body,
-        Err(e) => return e.into_response(),
+        Err(e) => return e.into_response(lang),
     };
     let origin = match &state.public_origin {
         Some(origin) => origin.clone(),
@@ -251,7 +260,7 @@ pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::P
     } else {
         Ok(HttpResponse::MethodNotAllowed().insert_header((header::ALLOW, ALLOW)).finish())
     };
-    let mut res = answer.unwrap_or_else(DavError::into_response);
+    let mut res = answer.unwrap_or_else(|e| e.into_response(lang));
     res.headers_mut().insert(header::HeaderName::from_static("dav"), header::HeaderValue::from_static(DAV_HEADER));
     res
 }

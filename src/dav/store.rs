@@ -62,6 +62,9 @@ pub struct Member {
     pub name: String,
     pub uid: String,
     pub etag: String,
+    /// The last change of the booking (a series: of it or any occurrence),
+    /// a GET's `Last-Modified` (SPEC §18).
+    pub last_modified: DateTime<Utc>,
 }
 
 #[derive(QueryableByName)]
@@ -77,6 +80,8 @@ struct Row {
     name: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     uid: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    updated_at: DateTime<Utc>,
 }
 
 impl Row {
@@ -88,7 +93,7 @@ impl Row {
                 (name.unwrap_or_else(|| default_name(target)), uid.unwrap_or_else(|| default_uid(target, host)))
             }
         };
-        Member { target, name, uid, etag: etag(target, self.version) }
+        Member { target, name, uid, etag: etag(target, self.version), last_modified: self.updated_at }
     }
 }
 
@@ -133,7 +138,7 @@ pub async fn members(
         ),
     };
     let rows: Vec<Row> = diesel::sql_query(
-        "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid
+        "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid, r.updated_at
            FROM reservation r
            LEFT JOIN dav_event d ON d.reservation_id = r.id AND d.staff_id = $3
           WHERE r.series_id IS NULL AND r.status IN ('CONFIRMED', 'PENDING')
@@ -142,7 +147,7 @@ pub async fn members(
             AND ($5::timestamptz IS NULL OR tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)'))
             AND ($7::int8[] IS NULL OR r.id = ANY($7))
          UNION ALL
-         SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid
+         SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid, greatest(s.updated_at, max(r.updated_at))
            FROM booking_series s
            JOIN reservation r ON r.series_id = s.id
            LEFT JOIN dav_event d ON d.series_id = s.id AND d.staff_id = $3

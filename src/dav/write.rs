@@ -46,19 +46,31 @@ async fn member_of(door: &Door<'_>, resource: &Resource) -> Result<(Calendar, St
 pub async fn get(door: &Door<'_>, resource: &Resource, head: bool) -> Result<HttpResponse, DavError> {
     let (_, _, member) = member_of(door, resource).await?;
     let member = member.ok_or_else(DavError::not_found)?;
-    // Decided by the ETag alone, before anything is rendered.
-    if door
-        .header(header::IF_NONE_MATCH)
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == member.etag || t.trim() == "*"))
-    {
-        return Ok(HttpResponse::NotModified().insert_header((header::ETAG, member.etag.clone())).finish());
+    // Decided by the validators alone, before anything is rendered
+    // (RFC 9110 §13.1: `If-None-Match` decides when sent, else
+    // `If-Modified-Since`, at the one-second precision of HTTP dates).
+    let stamp = header::HttpDate::from(std::time::SystemTime::from(member.last_modified));
+    let still = match door.header(header::IF_NONE_MATCH) {
+        Some(tags) => tags.split(',').any(|t| t.trim() == member.etag || t.trim() == "*"),
+        None => door
+            .header(header::IF_MODIFIED_SINCE)
+            .and_then(|h| h.parse::<header::HttpDate>().ok())
+            .map(|d| DateTime::<Utc>::from(std::time::SystemTime::from(d)))
+            .is_some_and(|since| member.last_modified.timestamp() <= since.timestamp()),
+    };
+    if still {
+        return Ok(HttpResponse::NotModified()
+            .insert_header((header::ETAG, member.etag.clone()))
+            .insert_header((header::LAST_MODIFIED, stamp))
+            .finish());
     }
     let mut data = super::report::render_all(door, std::slice::from_ref(&member)).await?;
     let text = data.remove(&member.target).ok_or_else(DavError::not_found)?;
     let mut res = HttpResponse::Ok();
     res.content_type("text/calendar; charset=utf-8")
         .insert_header((header::ETAG, member.etag.clone()))
-        .insert_header((header::CACHE_CONTROL, "no-store"));
+        .insert_header((header::LAST_MODIFIED, stamp))
+        .insert_header((header::CACHE_CONTROL, "private, no-cache"));
     Ok(if head { res.finish() } else { res.body(text) })
 }
 

@@ -118,13 +118,16 @@ impl Provider {
     }
 }
 
+/// What an answer means; a failure keeps the HTTP status verbatim
+/// (`503 Service Unavailable`) as the delivery's `lastError` (SPEC §18).
 fn classify(status: u16) -> SendOutcome {
+    let verbatim = || reqwest::StatusCode::from_u16(status).map_or_else(|_| status.to_string(), |s| s.to_string());
     match status {
         200..=299 => SendOutcome::Accepted,
         409 => SendOutcome::Duplicate,
-        300..=399 => SendOutcome::Permanent(format!("receiver answered {status}, a redirect (not followed)")),
-        500..=599 | 408 | 429 => SendOutcome::Retryable(format!("receiver answered {status}")),
-        _ => SendOutcome::Permanent(format!("receiver answered {status}")),
+        500..=599 | 408 | 429 => SendOutcome::Retryable(verbatim()),
+        // A redirect too: the same address would redirect again (the log line says so).
+        _ => SendOutcome::Permanent(verbatim()),
     }
 }
 
@@ -136,10 +139,10 @@ mod tests {
     fn statuses() {
         assert_eq!(classify(201), SendOutcome::Accepted);
         assert_eq!(classify(409), SendOutcome::Duplicate);
-        assert!(matches!(classify(503), SendOutcome::Retryable(_)));
-        assert!(matches!(classify(400), SendOutcome::Permanent(_)));
+        assert_eq!(classify(503), SendOutcome::Retryable("503 Service Unavailable".into()));
+        assert_eq!(classify(400), SendOutcome::Permanent("400 Bad Request".into()));
         for redirect in [301, 302, 303, 307, 308] {
-            assert!(matches!(classify(redirect), SendOutcome::Permanent(e) if e.contains("redirect")), "{redirect}");
+            assert!(matches!(classify(redirect), SendOutcome::Permanent(e) if e.starts_with(&redirect.to_string())));
         }
     }
 }

@@ -214,6 +214,17 @@ async fn inviting_a_room_books_it_through_the_booking_command() {
     assert!(unfolded.contains("ORGANIZER;CN=kim:mailto:kim@example.com"), "{unfolded}");
     let unchanged = dav.send("GET", "/dav/calendars/kim/bookings/weekly-1.ics", &[("If-None-Match", &etag)], "").await;
     assert_eq!(unchanged.status, StatusCode::NOT_MODIFIED);
+    assert!(unchanged.body.is_empty());
+    // Last-Modified too (SPEC §18): a copy of that instant still holds, an
+    // older one does not; If-None-Match decides when both are sent.
+    let stamp = got.headers["last-modified"].to_str().unwrap().to_owned();
+    let member = "/dav/calendars/kim/bookings/weekly-1.ics";
+    let since = dav.send("GET", member, &[("If-Modified-Since", &stamp)], "").await;
+    assert_eq!((since.status, since.body.as_str()), (StatusCode::NOT_MODIFIED, ""));
+    let old = dav.send("GET", member, &[("If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT")], "").await;
+    assert_eq!(old.status, StatusCode::OK);
+    let other = dav.send("GET", member, &[("If-None-Match", "\"b1-99\""), ("If-Modified-Since", &stamp)], "").await;
+    assert_eq!(other.status, StatusCode::OK, "If-None-Match decides");
 
     // The same PUT again books once.
     let again = dav.put("weekly-1.ics", &invite("weekly-1@client", "주간 회의", &["A", "B"], 1, 1, 2), &[]).await;
@@ -265,6 +276,11 @@ async fn refused_invitations_answer_the_json_apis_status_code_and_message() {
     assert!(taken.body.contains(r#"xmlns:Y="urn:yeyak""#), "{}", taken.body);
     assert_eq!(yeyak_code(&taken.body), "ROOM_TIME_TAKEN");
     assert!(taken.body.contains("<Y:message>이미 예약된 시간입니다</Y:message>"), "{}", taken.body);
+    // The message follows Accept-Language as the JSON API's does (SPEC §19); the code stays.
+    let english =
+        dav.put("t.ics", &invite("t", "겹침", &["A"], 1, 1, 2), &[("Accept-Language", "en-GB,en;q=0.9")]).await;
+    assert_eq!((english.status, yeyak_code(&english.body)), (StatusCode::CONFLICT, "ROOM_TIME_TAKEN".into()));
+    assert!(english.body.contains("<Y:message>This time is already booked</Y:message>"), "{}", english.body);
     let apart = dav.put("ac.ics", &invite("ac", "떨어진 방", &["A", "C"], 1, 5, 6), &[]).await;
     assert_eq!(
         (apart.status, yeyak_code(&apart.body)),

@@ -444,8 +444,10 @@ async fn mail_and_feeds_read_in_their_recipients_language() {
     assert!(text.starts_with("Hello ann,") && text.contains("Rooms: A"), "{text}");
     let calendar = text_of(&english, "text/calendar").replace("\r\n ", "");
     assert!(calendar.contains("DESCRIPTION:Booked by: ann"), "{calendar}");
-    let all = format!("{}{text}{calendar}", english["subject"]);
-    assert!(!all.chars().any(is_hangul), "English mail holds no Korean: {all}");
+    // The room's name is data, shown as entered (SPEC §19): the seed's is Korean.
+    assert!(calendar.contains("LOCATION:회의실 A") && calendar.contains("CUTYPE=ROOM;CN=회의실 A;"), "{calendar}");
+    let all = format!("{}{text}{calendar}", english["subject"]).replace("회의실 A", "");
+    assert!(!all.chars().any(is_hangul), "English mail holds no Korean but data: {all}");
     // Kim's browser asks for English, but mail follows the stored choice: none, so Korean.
     let korean = to("kim");
     assert!(korean["subject"].as_str().unwrap().starts_with("[예약 확정] Design sync · "), "{korean}");
