@@ -228,7 +228,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     let server = HttpServer::new(move || {
         App::new()
             .app_data(app_state.clone())
-            .wrap(from_fn(crate::web::language::pages_in_their_language))
+            .wrap(from_fn(crate::web::pages::in_their_language))
             .wrap(from_fn(crate::http::response_headers))
             .configure(crate::routes::configure)
     })

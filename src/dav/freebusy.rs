@@ -14,6 +14,7 @@ use icalendar::{Calendar, CalendarComponent, Component, Property};
 
 use super::invitation::{self, Refusal};
 use super::path::Resource;
+use super::time_range;
 use super::xml::{Element, Node, CALDAV};
 use super::{DavError, Door};
 use crate::calendar::address;
@@ -90,8 +91,8 @@ fn vfreebusy(
 /// `CALDAV:free-busy-query` on a room's calendar.
 pub async fn query(door: &Door<'_>, code: &str, root: &Element) -> Result<HttpResponse, DavError> {
     let range = root.child(CALDAV, "time-range").ok_or_else(DavError::bad_xml)?;
-    let from = super::report::utc_attr(range, "start")?.ok_or_else(DavError::bad_xml)?;
-    let to = super::report::utc_attr(range, "end")?.ok_or_else(DavError::bad_xml)?;
+    let from = time_range::attr(range, "start")?.ok_or_else(DavError::bad_xml)?;
+    let to = time_range::attr(range, "end")?.ok_or_else(DavError::bad_xml)?;
     check_window(from, to)?;
     let periods = busy(door, code, from, to).await?;
     Ok(HttpResponse::Ok().content_type("text/calendar; charset=utf-8").body(vfreebusy(

@@ -19,6 +19,7 @@ pub mod render;
 pub mod report;
 pub mod store;
 pub mod sync;
+pub mod time_range;
 pub mod write;
 
 use actix_web::http::{header, Method, StatusCode};

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
@@ -17,6 +17,7 @@ use super::props::{self, Calendar, Described, Want};
 use super::render::{self, Organizer};
 use super::store::{self, Member, Target};
 use super::sync::{self, Token};
+use super::time_range;
 use super::xml::{self, Element, Node, CALDAV, DAV};
 use super::{DavError, Door};
 use crate::calendar::address;
@@ -54,18 +55,6 @@ fn unsupported() -> DavError {
     DavError::precondition(StatusCode::FORBIDDEN, DAV, "supported-report", "this report is not supported here")
 }
 
-/// `YYYYMMDDTHHMMSSZ` of a `time-range` (RFC 4791 §9.9).
-pub fn utc_attr(el: &Element, name: &str) -> Result<Option<DateTime<Utc>>, DavError> {
-    match el.attr(name) {
-        None => Ok(None),
-        Some(v) => NaiveDateTime::parse_from_str(v.trim().trim_end_matches('Z'), "%Y%m%dT%H%M%S")
-            .map(|t| Some(t.and_utc()))
-            .map_err(|_| {
-                DavError::precondition(StatusCode::FORBIDDEN, CALDAV, "valid-filter", format!("bad time-range {name}"))
-            }),
-    }
-}
-
 type Window = Option<(DateTime<Utc>, DateTime<Utc>)>;
 
 /// The VEVENT time range a `calendar-query` filters by; `Err(())` when it
@@ -82,8 +71,8 @@ fn query_window(root: &Element) -> Result<Result<Window, ()>, DavError> {
         return Ok(Err(()));
     }
     let Some(range) = inner.child(CALDAV, "time-range") else { return Ok(Ok(None)) };
-    let start = utc_attr(range, "start")?.unwrap_or(DateTime::<Utc>::MIN_UTC);
-    let end = utc_attr(range, "end")?.unwrap_or(DateTime::<Utc>::MAX_UTC);
+    let start = time_range::attr(range, "start")?.unwrap_or(DateTime::<Utc>::MIN_UTC);
+    let end = time_range::attr(range, "end")?.unwrap_or(DateTime::<Utc>::MAX_UTC);
     Ok(Ok(Some((start, end))))
 }
 

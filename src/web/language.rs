@@ -5,18 +5,14 @@
 //! base template writes `<html lang>` and the switcher from it, so a page
 //! without one does not compile), and the only way to make one is from the
 //! request. Message pages made where no template is at hand (a refused
-//! form, a database fault, a missing page) are written here, by
-//! [`pages_in_their_language`], in the same language.
+//! form, a database fault, a missing page) are written in the same language
+//! by `pages::in_their_language`.
 
 use std::ops::Deref;
 
-use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header;
-use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest};
 
-use super::pages::{self, Message};
 use crate::i18n::{I18n, Lang};
 use crate::state::AppState;
 
@@ -29,7 +25,7 @@ pub const QUERY: &str = "lang";
 pub struct PersonChoice(pub Option<Lang>);
 
 /// `?lang=` when it names one of ours.
-fn asked(req: &HttpRequest) -> Option<Lang> {
+pub fn asked(req: &HttpRequest) -> Option<Lang> {
     url::form_urlencoded::parse(req.query_string().as_bytes())
         .find(|(k, _)| k == QUERY)
         .and_then(|(_, v)| Lang::parse_exact(&v))
@@ -128,30 +124,4 @@ pub fn remember(state: &AppState, lang: Lang) -> actix_web::cookie::Cookie<'stat
     let mut c = state.transport.cookie(state.transport.lang_cookie(), lang.tag().to_owned());
     c.set_max_age(actix_web::cookie::time::Duration::days(365));
     c
-}
-
-/// Outermost middleware of the pages: remembers `?lang=` in its cookie, and
-/// writes the message pages that left their text to be written
-/// ([`pages::Message`]) in the page's language.
-pub async fn pages_in_their_language(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    if req.path().starts_with("/api/") || req.path() == "/api" {
-        return Ok(next.call(req).await?.map_into_boxed_body());
-    }
-    let asked = asked(req.request());
-    let mut res = next.call(req).await?.map_into_boxed_body();
-    let message = res.response().extensions().get::<Message>().cloned();
-    if let Some(message) = message {
-        let i18n = PageI18n::of(res.request());
-        let html = pages::message_page(i18n, &message);
-        res = res.map_body(|_, _| BoxBody::new(html));
-    }
-    if let Some(lang) = asked {
-        if let Some(state) = res.request().app_data::<web::Data<AppState>>().cloned() {
-            let _ = res.response_mut().add_cookie(&remember(&state, lang));
-        }
-    }
-    Ok(res)
 }

@@ -94,7 +94,7 @@ pub enum WebError {
     /// 303 to a location (sign-in needed, or after a form).
     Redirect(String),
     /// A message page with a status (403 for CSRF, 404, 5xx), written in
-    /// the page's language by `language::pages_in_their_language`.
+    /// the page's language by `pages::in_their_language`.
     Message(StatusCode, pages::Message),
 }
 

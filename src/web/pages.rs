@@ -3,10 +3,15 @@
 //! Every value is escaped by the templates; titles with HTML in them are
 //! shown as text.
 
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::web;
 use askama::Template;
 
-use super::language::PageI18n;
+use super::language::{self, PageI18n};
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The header of a signed-in page.
 pub struct Nav {
@@ -83,4 +88,30 @@ pub fn message_page(i18n: PageI18n, message: &Message) -> String {
         MessageText::Refusal(err) => super::form::refusal(&i18n, err),
     };
     render(&MessagePage { heading: i18n.t(message.heading), text, nav: None, i18n })
+}
+
+/// Outermost middleware of the pages: remembers `?lang=` in its cookie, and
+/// writes the message pages that left their text to be written
+/// ([`Message`]) in the page's language.
+pub async fn in_their_language(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    if req.path().starts_with("/api/") || req.path() == "/api" {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    }
+    let asked = language::asked(req.request());
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    let message = res.response().extensions().get::<Message>().cloned();
+    if let Some(message) = message {
+        let i18n = PageI18n::of(res.request());
+        let html = message_page(i18n, &message);
+        res = res.map_body(|_, _| BoxBody::new(html));
+    }
+    if let Some(lang) = asked {
+        if let Some(state) = res.request().app_data::<web::Data<AppState>>().cloned() {
+            let _ = res.response_mut().add_cookie(&language::remember(&state, lang));
+        }
+    }
+    Ok(res)
 }
