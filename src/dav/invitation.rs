@@ -10,9 +10,10 @@
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use icalendar::parser::{self, Component, Property};
+use icalendar::parser::{Component, Property};
 
 use crate::calendar::address;
+use crate::calendar::ics::read;
 
 /// Why a body is refused before anything runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,8 +166,20 @@ fn duration(p: &Property<'_>) -> Result<Duration, Refusal> {
     if positive.starts_with('-') {
         return Err(bad());
     }
-    let parsed = iso8601::duration(positive).map_err(|_| bad())?;
-    Duration::from_std(std::time::Duration::from(parsed)).map_err(|_| bad())
+    // RFC 5545 durations have weeks, days, hours, minutes and seconds: no
+    // years, months or fractions. Summed with checked arithmetic (the
+    // crate's own conversion multiplies without checks).
+    match iso8601::duration(positive).map_err(|_| bad())? {
+        iso8601::Duration::Weeks(w) => Duration::try_weeks(i64::from(w)).ok_or_else(bad),
+        iso8601::Duration::YMDHMS { year: 0, month: 0, day, hour, minute, second, millisecond: 0 } => {
+            [Duration::try_days(i64::from(day)), Duration::try_hours(i64::from(hour))]
+                .into_iter()
+                .chain([Duration::try_minutes(i64::from(minute)), Duration::try_seconds(i64::from(second))])
+                .try_fold(Duration::zero(), |sum, part| sum.checked_add(&part?))
+                .ok_or_else(bad)
+        }
+        iso8601::Duration::YMDHMS { .. } => Err(bad()),
+    }
 }
 
 /// Start and end of a VEVENT.
@@ -174,7 +187,9 @@ fn times(e: &Component<'_>, zones: &Zones) -> Result<(DateTime<Utc>, DateTime<Ut
     let start = zones.instant(prop(e, "DTSTART").ok_or_else(|| invalid("a VEVENT without DTSTART"))?)?;
     let end = match (prop(e, "DTEND"), prop(e, "DURATION")) {
         (Some(end), _) => zones.instant(end)?,
-        (None, Some(d)) => start + duration(d)?,
+        (None, Some(d)) => start
+            .checked_add_signed(duration(d)?)
+            .ok_or_else(|| invalid(format!("DURATION `{}` ends past any date", d.val.as_str().trim())))?,
         // RFC 5545 §3.6.1: a date lasts a day, a date-time no time at all.
         (None, None) => start,
     };
@@ -184,8 +199,8 @@ fn times(e: &Component<'_>, zones: &Zones) -> Result<(DateTime<Utc>, DateTime<Ut
 /// Reads a `PUT` body. `home` is the configured zone; `room_domain` the
 /// domain of room addresses.
 pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refusal> {
-    let unfolded = parser::unfold(text);
-    let roots = parser::read_components(&unfolded).map_err(|_| invalid("not iCalendar text"))?;
+    let unfolded = read::unfold(text);
+    let roots = read::components(&unfolded).map_err(|e| invalid(e.reason()))?;
     let calendar = match roots.as_slice() {
         [one] if is(one.name.as_str(), "VCALENDAR") => one,
         _ => return Err(invalid("the body must be one VCALENDAR")),
@@ -267,8 +282,8 @@ pub struct FreeBusyRequest {
 }
 
 pub fn read_freebusy(text: &str, home: Tz) -> Result<FreeBusyRequest, Refusal> {
-    let unfolded = parser::unfold(text);
-    let roots = parser::read_components(&unfolded).map_err(|_| invalid("not iCalendar text"))?;
+    let unfolded = read::unfold(text);
+    let roots = read::components(&unfolded).map_err(|e| invalid(e.reason()))?;
     let calendar = match roots.as_slice() {
         [one] if is(one.name.as_str(), "VCALENDAR") => one,
         _ => return Err(invalid("the body must be one VCALENDAR")),
@@ -365,6 +380,8 @@ mod tests {
         assert!(matches!(refused(&event("DTEND:20300107T100000\r\n")), Refusal::Invalid(_)), "no DTSTART");
         assert!(matches!(refused(&event("DTSTART;TZID=Mars/Olympus:20300107T100000\r\n")), Refusal::Invalid(_)));
         assert!(matches!(refused(&event("DTSTART:2030-01-07\r\n")), Refusal::Invalid(_)));
+        let endless = event("DTSTART:20300107T100000Z\r\nDURATION:P99999999W\r\n");
+        assert!(matches!(refused(&endless), Refusal::Invalid(_)), "an end past any date is refused, not a panic");
         let todo = cal("BEGIN:VTODO\r\nUID:t\r\nSUMMARY:x\r\nEND:VTODO\r\n");
         assert!(matches!(refused(&todo), Refusal::Unsupported(_)));
         let journal = cal("BEGIN:VJOURNAL\r\nUID:t\r\nEND:VJOURNAL\r\n");

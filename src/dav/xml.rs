@@ -55,8 +55,14 @@ impl Element {
     }
 }
 
+/// The deepest element a request body may nest (SPEC §22): WebDAV requests
+/// need a handful, and a tree this shallow is safe for every recursive
+/// walker (and `Drop`) of [`Element`] on the default thread stack.
+pub const MAX_DEPTH: usize = 64;
+
 /// Reads a request body into its root element; `None` when it is not
-/// well-formed XML (with namespaces).
+/// well-formed XML (with namespaces), or nests deeper than [`MAX_DEPTH`]
+/// (refused as it is read, before a deep tree exists).
 pub fn parse(body: &[u8]) -> Option<Element> {
     let mut reader = NsReader::from_reader(body);
     reader.config_mut().trim_text(true);
@@ -84,6 +90,9 @@ pub fn parse(body: &[u8]) -> Option<Element> {
                     let key = String::from_utf8(a.key.local_name().as_ref().to_vec()).ok()?;
                     let value = a.unescape_value().ok()?.into_owned();
                     el.attrs.push((key, value));
+                }
+                if stack.len() >= MAX_DEPTH {
+                    return None;
                 }
                 if matches!(event, Event::Empty(_)) {
                     close(&mut stack, &mut root, el);
@@ -247,6 +256,16 @@ mod tests {
         for bad in [&b"<a><b></a>"[..], b"not xml", b"<p:a/>", b"", b"<a/><b/>"] {
             assert!(parse(bad).is_none(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_bound_is_refused() {
+        let nested = |n: usize| format!("{}{}", "<a>".repeat(n), "</a>".repeat(n));
+        assert!(parse(nested(MAX_DEPTH).as_bytes()).is_some());
+        assert!(parse(nested(MAX_DEPTH + 1).as_bytes()).is_none());
+        let empty_at_the_bottom = format!("{}<b/>{}", "<a>".repeat(MAX_DEPTH), "</a>".repeat(MAX_DEPTH));
+        assert!(parse(empty_at_the_bottom.as_bytes()).is_none());
+        assert!(parse(nested(40_000).as_bytes()).is_none(), "refused before the tree exists");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub mod line;
 mod params;
+pub mod read;
 
 pub(crate) use self::params::{cn, one_line};
 
