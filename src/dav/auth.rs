@@ -61,7 +61,7 @@ impl From<diesel::result::Error> for Denied {
 }
 
 /// The username and password of a `Basic` header.
-fn basic(req: &HttpRequest) -> Option<(String, String)> {
+pub fn basic(req: &HttpRequest) -> Option<(String, String)> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, encoded) = value.trim().split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {

@@ -251,15 +251,15 @@ async fn availability(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "CreateBookingRequest")]
 pub struct CreateBody {
-    title: String,
-    rooms: Vec<String>,
+    pub title: String,
+    pub rooms: Vec<String>,
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
-    starts_at: DateTime<Utc>,
+    pub starts_at: DateTime<Utc>,
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
-    ends_at: DateTime<Utc>,
-    organizer_name: Option<String>,
+    pub ends_at: DateTime<Utc>,
+    pub organizer_name: Option<String>,
 }
 
 async fn create_booking(
@@ -283,12 +283,12 @@ async fn create_booking(
 pub struct MoveBody {
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
-    starts_at: DateTime<Utc>,
+    pub starts_at: DateTime<Utc>,
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
-    ends_at: DateTime<Utc>,
-    title: Option<String>,
-    expected_version: Option<i32>,
+    pub ends_at: DateTime<Utc>,
+    pub title: Option<String>,
+    pub expected_version: Option<i32>,
 }
 
 async fn move_booking(
@@ -344,7 +344,7 @@ async fn check_in(
 #[schemars(rename = "DecisionRequest")]
 pub struct DecisionBody {
     /// Shown to the organizer and kept in the history.
-    reason: Option<String>,
+    pub reason: Option<String>,
 }
 
 async fn decide_booking(

@@ -213,9 +213,9 @@ async fn create_resource(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HoldBody {
-    expected_resource_revision: Option<i64>,
-    policy_version: Option<i64>,
-    quantity: Option<i64>,
+    pub expected_resource_revision: Option<i64>,
+    pub policy_version: Option<i64>,
+    pub quantity: Option<i64>,
 }
 
 async fn create_hold(
@@ -261,7 +261,7 @@ pub struct TransitionBody {
 }
 
 impl TransitionBody {
-    fn parse(self, hold_id: i64) -> Result<HoldTransition, ApiError> {
+    pub fn parse(self, hold_id: i64) -> Result<HoldTransition, ApiError> {
         Ok(HoldTransition {
             hold_id,
             expected_revision: domain::parse_revision("expectedRevision", self.expected_revision)?,
@@ -291,8 +291,8 @@ async fn cancel_hold(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExtendBody {
-    expected_revision: Option<i64>,
-    extend_by_seconds: i64,
+    pub expected_revision: Option<i64>,
+    pub extend_by_seconds: i64,
 }
 
 async fn extend_hold(
@@ -337,7 +337,7 @@ pub struct RevisionBody {
 }
 
 impl RevisionBody {
-    fn revision(&self) -> Result<Option<i64>, ApiError> {
+    pub fn revision(&self) -> Result<Option<i64>, ApiError> {
         domain::parse_revision("expectedRevision", self.expected_revision)
     }
 }

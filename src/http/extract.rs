@@ -27,7 +27,7 @@ fn state(req: &HttpRequest) -> web::Data<AppState> {
 }
 
 /// The bearer secret of `Authorization: Bearer <secret>`, when one is sent.
-fn bearer(req: &HttpRequest) -> Option<String> {
+pub fn bearer(req: &HttpRequest) -> Option<String> {
     req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

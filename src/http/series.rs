@@ -84,20 +84,20 @@ pub fn routes(api: &mut Api) {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "CreateSeriesRequest")]
 pub struct CreateSeriesBody {
-    title: String,
-    rooms: Vec<String>,
+    pub title: String,
+    pub rooms: Vec<String>,
     /// Start of the first occurrence.
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
-    starts_at: DateTime<Utc>,
+    pub starts_at: DateTime<Utc>,
     /// End of the first occurrence.
     #[serde(with = "rfc3339")]
     #[schemars(with = "DateTime<Utc>")]
-    ends_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
     /// RFC 5545 RRULE value: FREQ=DAILY|WEEKLY|MONTHLY, INTERVAL, BYDAY, COUNT or UNTIL.
-    recurrence: String,
-    on_conflict: Option<OnConflict>,
-    organizer_name: Option<String>,
+    pub recurrence: String,
+    pub on_conflict: Option<OnConflict>,
+    pub organizer_name: Option<String>,
 }
 
 async fn create_series(
@@ -130,18 +130,18 @@ async fn get_series(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "UpdateSeriesRequest")]
 pub struct UpdateSeriesBody {
-    title: Option<String>,
+    pub title: Option<String>,
     /// New local start time, HH:MM.
-    start_time: Option<String>,
+    pub start_time: Option<String>,
     /// New local end time, HH:MM.
-    end_time: Option<String>,
+    pub end_time: Option<String>,
     /// Only occurrences starting at or after this instant (default: now).
     #[serde(default, deserialize_with = "rfc3339_opt::deserialize")]
     #[schemars(with = "Option<DateTime<Utc>>")]
-    from: Option<DateTime<Utc>>,
+    pub from: Option<DateTime<Utc>>,
 }
 
-fn hhmm(field: &str, raw: Option<&str>) -> Result<Option<NaiveTime>, ApiError> {
+pub fn hhmm(field: &str, raw: Option<&str>) -> Result<Option<NaiveTime>, ApiError> {
     raw.map(|t| NaiveTime::parse_from_str(t, "%H:%M").map_err(|_| ApiError::malformed(field, "must be HH:MM")))
         .transpose()
 }

@@ -35,7 +35,7 @@ fn tags(form: &FormData) -> Vec<String> {
     form.get("equipment").split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
 }
 
-fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
+pub fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
     NewRoom::parse(NewRoomBody {
         code: form.get("code").to_owned(),
         name: form.get("name").to_owned(),
@@ -52,7 +52,7 @@ fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
 }
 
 /// The edit form sends every field: empty suite and horizon clear them.
-fn room_patch(form: &FormData) -> Result<RoomPatch, ApiError> {
+pub fn room_patch(form: &FormData) -> Result<RoomPatch, ApiError> {
     RoomPatch::parse(RoomPatchBody {
         name: Some(form.get("name").to_owned()),
         area: Some(form.get("area").to_owned()),
