@@ -72,6 +72,12 @@ error_codes!(
     ReservedTenant,
     /// A calendar invitation that invites no room (SPEC §17).
     RoomRequired,
+    /// A `calendar-multiget` naming more hrefs than one request may (SPEC §22).
+    TooManyHrefs,
+    /// A free-busy question naming more attendees than one request may (SPEC §22).
+    TooManyAttendees,
+    /// A free-busy window longer than one request may cover (SPEC §22).
+    WindowTooLong,
     DatabaseUnavailable,
     Internal,
 );
@@ -92,7 +98,10 @@ impl ErrorCode {
             | SeriesTooLong
             | InvalidRecurrence
             | QuantityExceedsCapacity
-            | ReservedTenant => StatusCode::BAD_REQUEST,
+            | ReservedTenant
+            | TooManyHrefs
+            | TooManyAttendees
+            | WindowTooLong => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer | RoomRequired => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,

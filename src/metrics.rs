@@ -29,6 +29,8 @@ pub struct Metrics {
     pub idempotency_purged: IntCounter,
     /// Rows the retention purge removed, by table (a fixed set).
     pub purged_rows: IntCounterVec,
+    /// Requests whose handler panicked and got a 500 from the boundary (SPEC §22).
+    pub panics: IntCounter,
 }
 
 fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -86,6 +88,9 @@ impl Metrics {
             IntCounter::new("idempotency_records_purged_total", "idempotency records removed after retention")
                 .expect("valid");
         r.register(Box::new(idempotency_purged.clone())).expect("registered once");
+        let panics = IntCounter::new("panics_total", "requests whose handler panicked (answered 500 INTERNAL)")
+            .expect("valid metric");
+        r.register(Box::new(panics.clone())).expect("registered once");
         Metrics {
             http_requests: counter_vec(
                 &r,
@@ -131,6 +136,7 @@ impl Metrics {
             sweeper_lag,
             outbox_delivery,
             idempotency_purged,
+            panics,
         }
     }
 }

@@ -31,7 +31,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
                 .configure(|cfg| api(&mut Api::new(cfg, "/api")))
                 .route("/openapi.json", web::get().to(http::openapi::serve))
                 .default_service(web::to(api_not_found)),
-        );
+        )
+        .default_service(web::to(page_not_found));
 }
 
 /// The browser's pages and forms (SPEC §6, §10, §11).
@@ -153,6 +154,17 @@ fn api(api: &mut Api) {
         .errors(&[MalformedRequest, NotFound]),
         http::admin::outbox,
     );
+}
+
+/// An address no route knows: a page in yeyak's look, in the reader's
+/// language, with a way home (it was an empty 404 the browser drew as its
+/// own error).
+async fn page_not_found() -> Result<HttpResponse, ui::WebError> {
+    Err(ui::WebError::message(
+        actix_web::http::StatusCode::NOT_FOUND,
+        "error-not-found-heading",
+        "error-page-not-found",
+    ))
 }
 
 async fn api_not_found() -> HttpResponse {

@@ -225,12 +225,14 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
     });
 
     let app_state = state.clone();
+    let panics = app_state.metrics.panics.clone();
     let server = HttpServer::new(move || {
-        App::new()
+        let app = App::new()
             .app_data(app_state.clone())
             .wrap(from_fn(crate::web::pages::in_their_language))
             .wrap(from_fn(crate::http::response_headers))
-            .configure(crate::routes::configure)
+            .configure(crate::routes::configure);
+        crate::panic_boundary::around(app, panics.clone())
     })
     // Idle connections stay open longer than clients that reuse them
     // usually wait (calendar apps, proxies, test clients idle for seconds

@@ -15,6 +15,19 @@ pub struct Transport {
     pub trust_proxy: bool,
 }
 
+/// Whether `path` is a browser page's: not the JSON API, the CalDAV door,
+/// the probes, `/metrics` or static files. Decides the format of answers
+/// made outside a handler (a 404, a panic's 500) and which answers the
+/// pages' middleware writes in the page's language.
+pub fn is_page(path: &str) -> bool {
+    let under = |prefix: &str| path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'));
+    !(under("/api")
+        || under("/dav")
+        || under("/static")
+        || under("/.well-known")
+        || matches!(path, "/metrics" | "/healthz" | "/readyz"))
+}
+
 /// `Strict-Transport-Security` for an https installation: a year.
 pub const HSTS: &str = "max-age=31536000";
 

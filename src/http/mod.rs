@@ -54,15 +54,18 @@ pub async fn run<C: Command>(
 /// Largest total size of request headers we read.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 
-/// A client's request id is echoed when sane (`[A-Za-z0-9._-]{8,80}`),
-/// otherwise one is generated.
-pub fn request_id(req: &ServiceRequest) -> String {
-    req.headers()
+/// A client's request id, when sane (`[A-Za-z0-9._-]{8,80}`): echoed.
+pub fn request_id(headers: &header::HeaderMap) -> Option<String> {
+    headers
         .get("X-Request-Id")
         .and_then(|v| v.to_str().ok())
         .filter(|v| (8..=80).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)))
         .map(str::to_owned)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
+/// An id for a request that brought none.
+pub fn new_request_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// Security headers and `X-Request-Id` on every response; `no-store` on the API.
@@ -70,7 +73,7 @@ pub async fn response_headers(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
-    let id = request_id(&req);
+    let id = request_id(req.headers()).unwrap_or_else(new_request_id);
     let header_bytes: usize = req.headers().iter().map(|(k, v)| k.as_str().len() + v.len()).sum();
     let is_api = req.path().starts_with("/api/") || req.path() == "/healthz" || req.path() == "/readyz";
     let span = tracing::info_span!("request", method = %req.method(), path = %req.path(), request_id = %id);

@@ -78,6 +78,11 @@ impl PageI18n {
         PageI18n { i18n: I18n::new(Lang::Ko), here: "/".to_owned() }
     }
 
+    /// A page in `lang` whose request is gone (the panic boundary's).
+    pub fn plain(lang: Lang) -> Self {
+        PageI18n { i18n: I18n::new(lang), here: "/".to_owned() }
+    }
+
     /// The page of `req` in `lang` (the answer to choosing a language).
     pub fn in_lang(req: &HttpRequest, lang: Lang) -> Self {
         let here = if req.method() == actix_web::http::Method::GET {

@@ -97,7 +97,7 @@ pub async fn in_their_language(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    if req.path().starts_with("/api/") || req.path() == "/api" {
+    if !crate::transport::is_page(req.path()) {
         return Ok(next.call(req).await?.map_into_boxed_body());
     }
     let asked = language::asked(req.request());

@@ -46,7 +46,11 @@ api-HOLD_LIFETIME_EXCEEDED = The hold would outlive its longest allowed life.
 api-RESERVED_TENANT = This tenant name is reserved: { $tenant }
 api-ROOM_REQUIRED = Invite at least one room (an attendee such as room-a@…).
 api-DATABASE_UNAVAILABLE = The database is briefly unreachable; retry.
-api-INTERNAL = Internal error.
+api-INTERNAL = Internal error (request { $requestId }).
+api-INTERNAL-plain = Internal error.
+api-TOO_MANY_HREFS = Ask for at most { $max } addresses at once.
+api-TOO_MANY_ATTENDEES = Ask for at most { $max } attendees at once.
+api-WINDOW_TOO_LONG = Ask for at most { $maxDays } days at once.
 
 # The same without arguments, for an error whose details lack them.
 api-MALFORMED_REQUEST-plain = Please check the request.

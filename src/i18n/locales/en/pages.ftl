@@ -26,6 +26,8 @@ error-admin-only = This page is for admins.
 error-hashing-busy = Too many password requests right now.
 error-not-found-heading = Not found
 error-not-found = There is no such item.
+error-page-not-found = There is no page at this address.
+error-internal-heading = Something went wrong
 
 # Sign-in and the account page (SPEC §13, §15, §19, §21).
 login-title = Sign in

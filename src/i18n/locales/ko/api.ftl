@@ -46,7 +46,11 @@ api-HOLD_LIFETIME_EXCEEDED = 잡아 둘 수 있는 최대 시간을 넘었습니
 api-RESERVED_TENANT = 예약된 테넌트 이름입니다: { $tenant }
 api-ROOM_REQUIRED = 회의실을 참석자로 초대해 주세요 (room-a@… 같은 주소).
 api-DATABASE_UNAVAILABLE = 데이터베이스에 잠시 닿을 수 없습니다. 다시 시도해 주세요.
-api-INTERNAL = 내부 오류가 났습니다.
+api-INTERNAL = 내부 오류가 났습니다 (요청 { $requestId }).
+api-INTERNAL-plain = 내부 오류가 났습니다.
+api-TOO_MANY_HREFS = 한 번에 최대 { $max }개 주소까지 물을 수 있습니다.
+api-TOO_MANY_ATTENDEES = 한 번에 최대 { $max }명(곳)까지 물을 수 있습니다.
+api-WINDOW_TOO_LONG = 한 번에 최대 { $maxDays }일까지 물을 수 있습니다.
 
 # The same without arguments, for an error whose details lack them.
 api-MALFORMED_REQUEST-plain = 요청을 확인해 주세요.

@@ -26,6 +26,8 @@ error-admin-only = 이 페이지는 관리자 전용입니다.
 error-hashing-busy = 지금은 비밀번호 처리 요청이 많습니다.
 error-not-found-heading = 찾을 수 없습니다
 error-not-found = 없는 항목입니다.
+error-page-not-found = 이 주소에는 페이지가 없습니다.
+error-internal-heading = 문제가 생겼습니다
 
 # Sign-in and the account page (SPEC §13, §15, §19, §21).
 login-title = 로그인
