@@ -90,7 +90,7 @@ pub async fn check(
         "WITH hit AS (
            SELECT p.id AS password_id, p.last_used_at, u.id, u.username, u.display_name, u.is_admin
              FROM app_password p JOIN staff_user u ON u.id = p.staff_id
-            WHERE p.digest = $1 AND u.username = $2 AND p.revoked_at IS NULL AND u.disabled_at IS NULL),
+            WHERE p.digest = $1 AND lower(u.username) = lower($2) AND p.revoked_at IS NULL AND u.disabled_at IS NULL),
          touch AS (
            UPDATE app_password p SET last_used_at = $3 FROM hit
             WHERE p.id = hit.password_id

@@ -71,6 +71,24 @@ impl HashingGate {
     pub async fn hash(&self, password: &str) -> Result<String, Busy> {
         Ok(self.enter()?.hash(password).await)
     }
+
+    /// Waits until no other attempt on this process holds any of `keys`
+    /// (always taken in the order given: address first, then username).
+    /// An attempt dropped while it waits (the client went away) still
+    /// forgets its keys: the partly built turn cleans up. Needs no place in
+    /// the queue: an app password's attempt hashes nothing.
+    pub async fn turn(&self, keys: Vec<String>) -> Turn<'_> {
+        let mut turn = Turn { gate: self, keys: Vec::with_capacity(keys.len()), guards: Vec::new() };
+        for key in keys {
+            let lock = {
+                let mut turns = self.turns.lock().expect("turn map");
+                turns.entry(key.clone()).or_default().clone()
+            };
+            turn.keys.push(key);
+            turn.guards.push(lock.lock_owned().await);
+        }
+        turn
+    }
 }
 
 /// A caller's place in the queue; leaving it (drop) frees it.
@@ -85,21 +103,9 @@ impl Drop for Place<'_> {
 }
 
 impl Place<'_> {
-    /// Waits until no other attempt on this process holds any of `keys`
-    /// (always taken in the order given: address first, then username).
-    /// An attempt dropped while it waits (the client went away) still
-    /// forgets its keys: the partly built turn cleans up.
+    /// The gate's [`HashingGate::turn`], for a caller holding a place.
     pub async fn turn(&self, keys: Vec<String>) -> Turn<'_> {
-        let mut turn = Turn { gate: self.gate, keys: Vec::with_capacity(keys.len()), guards: Vec::new() };
-        for key in keys {
-            let lock = {
-                let mut turns = self.gate.turns.lock().expect("turn map");
-                turns.entry(key.clone()).or_default().clone()
-            };
-            turn.keys.push(key);
-            turn.guards.push(lock.lock_owned().await);
-        }
-        turn
+        self.gate.turn(keys).await
     }
 
     pub async fn hash(&self, password: &str) -> String {

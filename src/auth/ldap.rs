@@ -56,12 +56,24 @@ pub struct Entry {
     pub dn: String,
     pub name: Option<String>,
     pub email: Option<String>,
+    /// The directory's own spelling of the username (the attribute the
+    /// user filter matches, e.g. `uid` or `sAMAccountName`), which the
+    /// account is created under whatever was typed (SPEC §22).
+    pub username: Option<String>,
     pub is_admin: bool,
 }
 
 /// The issuer column of a directory link (OpenID issuers are URLs, so it
 /// cannot collide with one).
 pub const ISSUER: &str = "ldap";
+
+/// The attribute the user filter compares the username with: the name
+/// before `={username}` (`uid` in `(&(objectClass=person)(uid={username}))`).
+pub fn username_attr(template: &str) -> Option<&str> {
+    let before = &template[..template.find("={username}")?];
+    let name = before.rsplit(['(', '&', '|', '!']).next()?.trim();
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b';')).then_some(name)
+}
 
 /// The user filter with the username escaped (RFC 4515).
 pub fn user_filter(template: &str, username: &str) -> String {
@@ -123,7 +135,8 @@ impl Directory {
             .await
             .and_then(|r| r.success())
             .map_err(|e| Failure::Unavailable(format!("the search account cannot bind: {e}")))?;
-        let attrs = [s.name_attr.as_str(), s.email_attr.as_str(), "entryUUID", "objectGUID", "memberOf"];
+        let username_attr = username_attr(&s.user_filter).unwrap_or("uid");
+        let attrs = [s.name_attr.as_str(), s.email_attr.as_str(), username_attr, "entryUUID", "objectGUID", "memberOf"];
         let (entries, _) = ldap
             .search(&s.user_base, Scope::Subtree, &user_filter(&s.user_filter, username), attrs.to_vec())
             .await
@@ -151,6 +164,7 @@ impl Directory {
             subject: subject_of(&entry),
             name: first(&entry, &s.name_attr),
             email: first(&entry, &s.email_attr),
+            username: first(&entry, username_attr),
             dn: entry.dn,
             is_admin,
         })
@@ -232,6 +246,14 @@ fn same_dn(a: &str, b: &str) -> bool {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn the_username_attribute_is_read_from_the_filter() {
+        assert_eq!(username_attr("(uid={username})"), Some("uid"));
+        assert_eq!(username_attr("(&(objectClass=person)(sAMAccountName={username}))"), Some("sAMAccountName"));
+        assert_eq!(username_attr("(|(mail={username})(uid=x))"), Some("mail"));
+        assert_eq!(username_attr("(cn=*{username})"), None);
+    }
 
     #[test]
     fn the_username_is_escaped_in_the_filter() {

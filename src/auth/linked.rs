@@ -215,8 +215,7 @@ async fn create_linked(conn: &mut Conn, p: &CompanyPerson) -> Result<StaffUser, 
                 account::source.eq(p.source.as_str()),
             ))
             // The constraint decides who has a name, never a read before.
-            .on_conflict(account::username)
-            .do_nothing()
+            .on_conflict_do_nothing()
             .returning(staff::COLUMNS)
             .get_result(&mut *conn)
             .await

@@ -46,7 +46,7 @@ impl PasswordLogin {
     pub fn allows(self, username: &str, break_glass: &str) -> bool {
         match self {
             PasswordLogin::On => true,
-            PasswordLogin::AdminOnly => username == break_glass,
+            PasswordLogin::AdminOnly => username.eq_ignore_ascii_case(break_glass),
             PasswordLogin::Off => false,
         }
     }

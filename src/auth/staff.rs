@@ -78,8 +78,7 @@ pub async fn create(
             staff::password_hash.eq(password_hash),
             staff::is_admin.eq(is_admin),
         ))
-        .on_conflict(staff::username)
-        .do_nothing()
+        .on_conflict_do_nothing()
         .returning(COLUMNS)
         .get_result(conn)
         .await
@@ -126,8 +125,7 @@ pub async fn ensure_admin(conn: &mut Conn, username: &str, password: &str) -> Qu
                 staff::configured_password_hash.eq(&hash),
                 staff::is_admin.eq(true),
             ))
-            .on_conflict(staff::username)
-            .do_nothing()
+            .on_conflict_do_nothing()
             .execute(conn)
             .await?;
         return Ok(());
@@ -170,12 +168,18 @@ pub async fn admins_signing_in_with(conn: &mut Conn, password: &str) -> QueryRes
     Ok(matching)
 }
 
-/// An enabled local account by username, with its password hash. A
+diesel::define_sql_function! {
+    /// PostgreSQL's `lower`: usernames compare case-insensitively (SPEC
+    /// §22, §25), served by the unique index on `lower(username)`.
+    fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
+
+/// An enabled local account by username (any spelling), with its password hash. A
 /// disabled person is not found, nor a company account (SPEC §16: no local
 /// password): they cannot sign in with a password.
 pub async fn lookup(conn: &mut Conn, username: &str) -> QueryResult<Option<(StaffUser, String)>> {
     staff::table
-        .filter(staff::username.eq(username))
+        .filter(lower(staff::username).eq(crate::auth::throttle::username_key(username)))
         .filter(staff::disabled_at.is_null())
         .filter(staff::source.eq("local"))
         .select((COLUMNS, staff::password_hash))

@@ -28,6 +28,13 @@ pub const USERNAME_FREE_FAILURES: i32 = 10;
 /// How long a successful sign-in marks its browser as the person's device.
 pub const DEVICE_DAYS: i64 = 30;
 
+/// The one key a person's failures count under, whatever the spelling
+/// typed (SPEC §22): usernames compare case-insensitively (ASCII), so `Kim`
+/// and `kim` share one count on the sign-in form, CalDAV Basic and LDAP.
+pub fn username_key(username: &str) -> String {
+    username.to_ascii_lowercase()
+}
+
 /// One sign-in attempt (or a current-password check) as the throttle sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Attempt<'a> {
@@ -42,9 +49,17 @@ pub struct Attempt<'a> {
 impl Attempt<'_> {
     /// The keys an attempt takes its turn on, address first (`HashingGate`).
     pub fn turn_keys(&self) -> Vec<String> {
-        let address = self.address.map(|a| format!("address:{a}"));
-        let username = self.username.map(|u| format!("username:{u}"));
-        address.into_iter().chain(username).collect()
+        self.address_turn().into_iter().chain(self.username.map(|u| format!("username:{}", username_key(u)))).collect()
+    }
+
+    /// The key of the address's turn alone (an app password's attempt:
+    /// the username lock does not apply to it).
+    pub fn address_turn(&self) -> Option<String> {
+        self.address.map(|a| format!("address:{a}"))
+    }
+
+    fn key(&self) -> Option<String> {
+        self.username.map(username_key)
     }
 }
 
@@ -65,7 +80,7 @@ pub async fn locked_until(
            (SELECT locked_until FROM staff_login_throttle WHERE username = $1 AND NOT $4 AND locked_until > $3),
            (SELECT locked_until FROM address_login_throttle WHERE address = $2::inet AND locked_until > $3)) AS until",
     )
-    .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(attempt.username)
+    .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(attempt.key())
     .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(attempt.address.map(|a| a.to_string()))
     .bind::<diesel::sql_types::Timestamptz, _>(now)
     .bind::<diesel::sql_types::Bool, _>(attempt.known_device)
@@ -102,7 +117,7 @@ pub async fn record_failure(conn: &mut Conn, attempt: &Attempt<'_>, now: DateTim
         )
     });
     diesel::sql_query(SQL.as_str())
-        .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(attempt.username)
+        .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(attempt.key())
         .bind::<diesel::sql_types::Timestamptz, _>(now)
         .bind::<diesel::sql_types::Integer, _>(FAILURE_WINDOW_MINUTES)
         .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(attempt.address.map(|a| a.to_string()))
@@ -116,7 +131,7 @@ pub async fn record_failure(conn: &mut Conn, attempt: &Attempt<'_>, now: DateTim
 /// count: a success of one's own account must not buy more guesses).
 pub async fn clear_failures(conn: &mut Conn, username: &str) -> QueryResult<()> {
     use crate::db::schema::staff_login_throttle as t;
-    diesel::delete(t::table.find(username)).execute(conn).await?;
+    diesel::delete(t::table.find(username_key(username))).execute(conn).await?;
     Ok(())
 }
 
@@ -127,6 +142,7 @@ pub fn retry_after(until: DateTime<Utc>, now: DateTime<Utc>) -> u32 {
 }
 
 fn device_mac(secret: &[u8], username: &str, expires: i64) -> Hmac<Sha256> {
+    let username = username_key(username);
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
     mac.update(b"device\x00");
     mac.update(&(username.len() as u64).to_be_bytes());
@@ -165,6 +181,14 @@ mod tests {
         let stretched = format!("{}.{mac}", now.timestamp() + 365 * 86_400);
         assert!(!is_device_of(b"k", &stretched, "kim", now), "the expiry is signed");
         assert!(!is_device_of(b"k", "garbage", "kim", now));
+        assert!(is_device_of(b"k", &mark, "Kim", now), "whatever the spelling typed");
+    }
+
+    #[test]
+    fn every_spelling_of_a_username_counts_under_one_key() {
+        let typed = |username| Attempt { username: Some(username), address: None, known_device: false };
+        assert_eq!(typed("Kim").turn_keys(), typed("kim").turn_keys());
+        assert_eq!(typed("KIM.lee").key(), Some("kim.lee".to_owned()));
     }
 
     #[test]

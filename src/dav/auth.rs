@@ -83,10 +83,18 @@ pub async fn authenticate(state: &AppState, req: &HttpRequest) -> Result<Caller,
         known_device: false,
     };
     if password.starts_with(app_password::PREFIX) && well_formed {
+        // SPEC §22: a correct, live app password is never refused by the
+        // username's lock (anyone could set it off), only by the address's;
+        // attempts of one address take turns on this process, so a parallel
+        // burst is judged one after another against the count.
+        let _turn = state.hashing.turn(attempt.address_turn().into_iter().collect()).await;
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        if let Some(until) = throttle::locked_until(&mut conn, &attempt, now).await? {
+        let address_only = throttle::Attempt { username: None, ..attempt };
+        if let Some(until) = throttle::locked_until(&mut conn, &address_only, now).await? {
             return Err(Denied::Throttled(throttle::retry_after(until, now)));
         }
+        // Checked and, when wrong, counted inside this address's turn: no
+        // other attempt of the address is judged between the two.
         return match app_password::check(&mut conn, &state.secret, &username, &password, now).await? {
             Some(h) => {
                 Ok(Caller { id: h.id, username: h.username, display_name: h.display_name, is_admin: h.is_admin })

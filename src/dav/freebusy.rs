@@ -19,22 +19,27 @@ use super::xml::{Element, Node, CALDAV};
 use super::{DavError, Door};
 use crate::calendar::address;
 use crate::db::DbError;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{busy_intervals, FreeInterval};
 
-/// Longest window one question may cover.
-const MAX_DAYS: i64 = 400;
+/// Longest window one question may cover (SPEC §22).
+pub const MAX_DAYS: i64 = 366;
+/// Most attendees one question may name (SPEC §22): each costs a statement.
+pub const MAX_ATTENDEES: usize = 50;
 
 fn utc(t: DateTime<Utc>) -> String {
     t.format("%Y%m%dT%H%M%SZ").to_string()
 }
 
 fn check_window(from: DateTime<Utc>, to: DateTime<Utc>) -> Result<(), DavError> {
-    if to <= from || to - from > Duration::days(MAX_DAYS) {
-        return Err(DavError::Refused(ApiError::malformed(
-            "time-range",
-            format!("the end must be after the start, at most {MAX_DAYS} days later"),
-        )));
+    if to <= from {
+        return Err(DavError::Refused(ApiError::malformed("time-range", "the end must be after the start")));
+    }
+    if to - from > Duration::days(MAX_DAYS) {
+        return Err(DavError::Refused(
+            ApiError::new(ErrorCode::WindowTooLong, format!("a free-busy window covers at most {MAX_DAYS} days"))
+                .with_details(serde_json::json!({ "maxDays": MAX_DAYS })),
+        ));
     }
     Ok(())
 }
@@ -119,6 +124,12 @@ pub async fn post(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<H
         }
     })?;
     check_window(request.starts_at, request.ends_at)?;
+    if request.attendees.len() > MAX_ATTENDEES {
+        return Err(DavError::Refused(
+            ApiError::new(ErrorCode::TooManyAttendees, format!("a free-busy question names at most {MAX_ATTENDEES}"))
+                .with_details(serde_json::json!({ "max": MAX_ATTENDEES, "named": request.attendees.len() })),
+        ));
+    }
     let catalogue = door.state.catalogue.current().await?;
     let now = door.state.clock.now();
     let mut responses = Vec::new();

@@ -71,8 +71,10 @@ impl DavError {
         DavError::precondition(StatusCode::FORBIDDEN, xml::DAV, "need-privileges", message)
     }
 
+    /// 404 with a `DAV:error` body naming `NOT_FOUND`, like every refusal
+    /// of the door (an empty 404 told a person nothing).
     pub fn not_found() -> Self {
-        DavError::Status(StatusCode::NOT_FOUND)
+        DavError::Refused(ApiError::not_found("resource"))
     }
 
     pub fn bad_xml() -> Self {

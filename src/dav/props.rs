@@ -11,7 +11,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
 use super::path::{self, Resource};
-use super::store::{self, Member, Scope};
+use super::store::{self, Member, Scope, Target};
 use super::sync::{self, Token};
 use super::xml::{self, Element, Node, CALDAV, CS, DAV};
 use super::{DavError, Door};
@@ -207,13 +207,34 @@ async fn describe(door: &Door<'_>, resource: &Resource) -> Result<Described, Dav
 
 /// A member of a calendar by its name, if present.
 pub async fn find_member(door: &Door<'_>, calendar: &Calendar, name: &str) -> Result<Option<Member>, DavError> {
+    Ok(find_members(door, calendar, &[name]).await?.into_iter().next().map(|(_, m)| m))
+}
+
+/// The members `names` name, each with the name asked, in two statements
+/// whatever their number. A person's member answers only to its own name.
+pub async fn find_members(
+    door: &Door<'_>,
+    calendar: &Calendar,
+    names: &[&str],
+) -> Result<Vec<(String, Member)>, DavError> {
     let scope = scope_of(door, calendar);
     let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
     let staff = matches!(calendar, Calendar::Bookings { .. }).then_some(door.caller.id);
-    let Some(target) = store::resolve_name(&mut conn, staff, name).await? else { return Ok(None) };
+    let targets = store::resolve_names(&mut conn, staff, names).await?;
+    if targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let only: Vec<Target> = targets.iter().map(|(_, t)| *t).collect();
     let now = door.state.clock.now();
-    let found = store::members(&mut conn, &scope, &door.state.calendar_host, now, None, Some(&[target])).await?;
-    Ok(found.into_iter().next().filter(|m| m.name == name || staff.is_none()))
+    let found = store::members(&mut conn, &scope, &door.state.calendar_host, now, None, Some(&only)).await?;
+    let by_target: std::collections::HashMap<Target, &Member> = found.iter().map(|m| (m.target, m)).collect();
+    Ok(targets
+        .into_iter()
+        .filter_map(|(name, target)| {
+            let member = by_target.get(&target).filter(|m| m.name == name || staff.is_none())?;
+            Some((name, (*member).clone()))
+        })
+        .collect())
 }
 
 /// The members of a calendar as described resources.

@@ -23,6 +23,7 @@ use super::{DavError, Door};
 use crate::calendar::address;
 use crate::db::schema::{booking_series, staff_user};
 use crate::db::DbError;
+use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{find_many, Booking, BOOKING_COLUMNS};
 use crate::series::Series;
 
@@ -71,9 +72,7 @@ fn query_window(root: &Element) -> Result<Result<Window, ()>, DavError> {
         return Ok(Err(()));
     }
     let Some(range) = inner.child(CALDAV, "time-range") else { return Ok(Ok(None)) };
-    let start = time_range::attr(range, "start")?.unwrap_or(DateTime::<Utc>::MIN_UTC);
-    let end = time_range::attr(range, "end")?.unwrap_or(DateTime::<Utc>::MAX_UTC);
-    Ok(Ok(Some((start, end))))
+    Ok(Ok(Some(time_range::open_window(range)?)))
 }
 
 async fn calendar_query(door: &Door<'_>, calendar: &Calendar, root: &Element) -> Result<HttpResponse, DavError> {
@@ -89,23 +88,39 @@ async fn calendar_query(door: &Door<'_>, calendar: &Calendar, root: &Element) ->
     Ok(props::multistatus(described.iter().map(|d| props::response(door, d, &want)).collect()))
 }
 
+/// The most hrefs one `calendar-multiget` may name (SPEC §22).
+pub const MAX_HREFS: usize = 1_000;
+
 async fn multiget(door: &Door<'_>, calendar: &Calendar, root: &Element) -> Result<HttpResponse, DavError> {
     let want = Want::from_parent(root);
+    let hrefs: Vec<String> = root.children_named(DAV, "href").map(Element::text).collect();
+    if hrefs.len() > MAX_HREFS {
+        return Err(DavError::Refused(
+            ApiError::new(ErrorCode::TooManyHrefs, format!("a multiget names at most {MAX_HREFS} hrefs"))
+                .with_details(serde_json::json!({ "max": MAX_HREFS, "named": hrefs.len() })),
+        ));
+    }
     let mut out = Vec::new();
-    let mut found = Vec::new();
-    for href in root.children_named(DAV, "href") {
-        let p = path::href_path(&href.text());
-        let name = match (Resource::parse(&p), calendar) {
-            (Some(Resource::BookingMember(u, name)), Calendar::Bookings { username, .. }) if u == *username => name,
-            (Some(Resource::RoomMember(c, name)), Calendar::Room { code, .. }) if c == *code => name,
-            _ => {
-                out.push(gone(&href.text()));
-                continue;
+    let mut asked: Vec<(&str, String)> = Vec::with_capacity(hrefs.len());
+    for href in &hrefs {
+        match (Resource::parse(&path::href_path(href)), calendar) {
+            (Some(Resource::BookingMember(u, name)), Calendar::Bookings { username, .. }) if u == *username => {
+                asked.push((href, name))
             }
-        };
-        match props::find_member(door, calendar, &name).await? {
-            Some(member) => found.push(member),
-            None => out.push(gone(&href.text())),
+            (Some(Resource::RoomMember(c, name)), Calendar::Room { code, .. }) if c == *code => {
+                asked.push((href, name))
+            }
+            _ => out.push(gone(href)),
+        }
+    }
+    let names: Vec<&str> = asked.iter().map(|(_, name)| name.as_str()).collect();
+    let members = props::find_members(door, calendar, &names).await?;
+    let by_name: HashMap<&str, &Member> = members.iter().map(|(n, m)| (n.as_str(), m)).collect();
+    let mut found = Vec::with_capacity(members.len());
+    for (href, name) in &asked {
+        match by_name.get(name.as_str()) {
+            Some(member) => found.push((*member).clone()),
+            None => out.push(gone(href)),
         }
     }
     let described = describe_members(door, calendar, found, &want).await?;

@@ -156,11 +156,14 @@ pub async fn login(
             return Ok(refuse(WRONG, StatusCode::UNAUTHORIZED));
         }
     };
+    // Created and linked under the directory's own spelling (`kim` for a
+    // typed `Kim`), when it is a username yeyak can hold.
+    let directory_name = entry.username.as_deref().filter(|u| staff::valid_username(u)).unwrap_or(&username);
     let person = CompanyPerson::new(
         Source::Ldap,
         ldap::ISSUER,
         &entry.subject,
-        Some(&username),
+        Some(directory_name),
         entry.name.as_deref(),
         entry.email.as_deref(),
         entry.is_admin,

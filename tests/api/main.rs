@@ -23,6 +23,7 @@ mod drills;
 mod forms;
 mod fuzz;
 mod hostile;
+mod hostile_input;
 mod idempotency;
 mod languages;
 mod languages_pages;
