@@ -385,3 +385,23 @@ async fn ldaps_works_with_the_configured_ca_and_an_unknown_ca_is_refused() {
     let refused = yeyak::startup::build(config).await.err().expect("refused");
     assert!(refused.to_string().contains("YEYAK_LDAP_STARTTLS"), "{refused}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_account_is_made_under_the_directorys_own_uid_and_every_spelling_counts_once() {
+    let slapd = Slapd::start().await;
+    let app = TestApp::spawn_with(|c| slapd.settings(c)).await;
+    // The directory matches `uid` case-blind; yeyak made the account "KIM" before.
+    assert_eq!(password(&app, "KIM", "kim-ldap-pass").await, StatusCode::SEE_OTHER);
+    let (username, ..) = directory_account(&app, "kim").await.expect("a linked account");
+    assert_eq!(username, "kim");
+    assert_eq!(password(&app, "Kim", "kim-ldap-pass").await, StatusCode::SEE_OTHER);
+    assert_eq!(app.count("SELECT count(*) FROM staff_user WHERE source = 'ldap'").await, 1, "one account");
+    // Wrong guesses under several spellings fill one count (SPEC §22): the
+    // lock the lowercase spelling meets is the one `Lee`, `LEE`… set off.
+    let mut last = StatusCode::OK;
+    for spelling in ["Lee", "LEE", "lEe", "leE", "LeE", "lee"] {
+        last = password(&app, spelling, "wrong-password").await;
+    }
+    assert_eq!(last, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(app.count("SELECT count(*) FROM staff_login_throttle").await, 1);
+}

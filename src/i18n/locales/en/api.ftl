@@ -51,6 +51,9 @@ api-INTERNAL-plain = Internal error.
 api-TOO_MANY_HREFS = Ask for at most { $max } addresses at once.
 api-TOO_MANY_ATTENDEES = Ask for at most { $max } attendees at once.
 api-WINDOW_TOO_LONG = Ask for at most { $maxDays } days at once.
+api-TOO_MANY_HREFS-plain = Too many addresses at once.
+api-TOO_MANY_ATTENDEES-plain = Too many attendees at once.
+api-WINDOW_TOO_LONG-plain = Too long a window at once.
 
 # The same without arguments, for an error whose details lack them.
 api-MALFORMED_REQUEST-plain = Please check the request.

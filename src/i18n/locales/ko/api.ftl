@@ -51,6 +51,9 @@ api-INTERNAL-plain = 내부 오류가 났습니다.
 api-TOO_MANY_HREFS = 한 번에 최대 { $max }개 주소까지 물을 수 있습니다.
 api-TOO_MANY_ATTENDEES = 한 번에 최대 { $max }명(곳)까지 물을 수 있습니다.
 api-WINDOW_TOO_LONG = 한 번에 최대 { $maxDays }일까지 물을 수 있습니다.
+api-TOO_MANY_HREFS-plain = 한 번에 물을 수 있는 주소가 너무 많습니다.
+api-TOO_MANY_ATTENDEES-plain = 한 번에 물을 수 있는 참석자가 너무 많습니다.
+api-WINDOW_TOO_LONG-plain = 한 번에 물을 수 있는 기간이 너무 깁니다.
 
 # The same without arguments, for an error whose details lack them.
 api-MALFORMED_REQUEST-plain = 요청을 확인해 주세요.
