@@ -215,6 +215,12 @@ pub struct Config {
     #[arg(long, env = "YEYAK_LOG_FORMAT", default_value = "text")]
     pub log_format: String,
 
+    /// Lets the dependencies that log request data (SQL parameters, headers,
+    /// tokens) log below `info` when `RUST_LOG` asks; off, they are capped
+    /// at `info` whatever it says (SPEC §22). For debugging only.
+    #[arg(long, env = "YEYAK_LOG_UNSAFE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub log_unsafe: bool,
+
     /// Who signs in with a password kept by yeyak: `on` (every local
     /// account), `admin-only` (only YEYAK_ADMIN_USER, the break-glass
     /// account) or `off`. Company accounts (OIDC, LDAP) never have one.

@@ -6,7 +6,7 @@ use yeyak::startup::Application;
 #[tokio::main]
 async fn main() -> ExitCode {
     let config = Config::load();
-    yeyak::telemetry::init(&config.log_format);
+    yeyak::telemetry::init(&config.log_format, config.log_unsafe);
     let exposed = config.exposed_defaults();
     if !exposed.is_empty() {
         eprintln!("yeyak: {}", config.refusal(&exposed));

@@ -22,19 +22,28 @@ struct Yeyak {
     base: String,
     db: String,
     log: mpsc::Receiver<String>,
+    /// What it wrote before it listened.
+    early: Vec<String>,
 }
 
 impl Yeyak {
     fn start() -> Yeyak {
+        Yeyak::start_with(&[])
+    }
+
+    /// The binary with extra environment variables.
+    fn start_with(env: &[(&str, &str)]) -> Yeyak {
         let db = format!("yeyak_hostile_{}", uuid::Uuid::new_v4().simple());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_yeyak"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_yeyak"));
+        command.envs(env.iter().copied());
+        let mut child = command
             .env("DATABASE_URL", format!("{PG_BASE}/{db}"))
             .env("YEYAK_BIND", "127.0.0.1:0")
             .env("YEYAK_ADMIN_USER", "admin")
             .env("YEYAK_ADMIN_PASSWORD", ADMIN_PASSWORD)
             .env("YEYAK_API_KEYS", format!("ops:admin:{ADMIN_KEY}"))
             .env("YEYAK_BACKGROUND", "false")
-            .env("RUST_LOG", "warn,yeyak=info")
+            .env("RUST_LOG", env.iter().find(|(k, _)| *k == "RUST_LOG").map_or("warn,yeyak=info", |(_, v)| v))
             .env_remove("YEYAK_READ_DATABASE_URL")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -54,7 +63,7 @@ impl Yeyak {
                 Ok(line) => {
                     if let Some(at) = line.find("listening on http://") {
                         let addr = line[at + "listening on ".len()..].split_whitespace().next().unwrap().to_owned();
-                        return Yeyak { child, base: addr, db, log };
+                        return Yeyak { child, base: addr, db, log, early: seen };
                     }
                     seen.push(line);
                 }
@@ -170,4 +179,73 @@ async fn the_deepest_body_each_door_allows_is_refused_and_the_server_serves_on()
     let res = res.expect("an answer to deep JSON");
     assert!(res.status().is_client_error(), "deep JSON: {}", res.status());
     assert_eq!(http.get(yeyak.url("/readyz")).send().await.unwrap().status(), reqwest::StatusCode::OK);
+}
+
+/// Every line the process wrote so far (waiting a moment for the last).
+fn drain_log(yeyak: &Yeyak) -> Vec<String> {
+    let mut lines = yeyak.early.clone();
+    while let Ok(line) = yeyak.log.recv_timeout(Duration::from_millis(300)) {
+        lines.push(line);
+    }
+    lines
+}
+
+/// How `tokio_postgres` writes a parameter at `debug`: its bytes as a list.
+fn as_byte_list(secret: &str) -> String {
+    let bytes: Vec<String> = secret.bytes().map(|b| b.to_string()).collect();
+    bytes.join(", ")
+}
+
+#[tokio::test]
+async fn at_trace_level_no_secret_and_no_colour_code_reaches_the_log() {
+    let yeyak = Yeyak::start_with(&[("RUST_LOG", "trace")]);
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    // A password sign-in, its session cookie, an API key, CalDAV Basic.
+    let login = http.get(yeyak.url("/login")).send().await.unwrap();
+    let csrf_cookie = login.cookies().find(|c| c.name() == "yeyak_csrf").unwrap().value().to_owned();
+    let html = login.text().await.unwrap();
+    let token = html.split("name=\"csrf_token\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+    let signed_in = http
+        .post(yeyak.url("/login"))
+        .header("Cookie", format!("yeyak_csrf={csrf_cookie}"))
+        .form(&[("username", "admin"), ("password", ADMIN_PASSWORD), ("csrf_token", &token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_in.status(), reqwest::StatusCode::SEE_OTHER);
+    let session = signed_in.cookies().find(|c| c.name() == "yeyak_session").unwrap().value().to_owned();
+    let day = http.get(yeyak.url("/")).header("Cookie", format!("yeyak_session={session}")).send().await.unwrap();
+    assert_eq!(day.status(), reqwest::StatusCode::OK);
+    let api = http.get(yeyak.url("/api/rooms")).bearer_auth(ADMIN_KEY).send().await.unwrap();
+    assert_eq!(api.status(), reqwest::StatusCode::OK);
+    let dav = http
+        .request(reqwest::Method::from_bytes(b"PROPFIND").unwrap(), yeyak.url("/dav/calendars/admin/bookings/"))
+        .basic_auth("admin", Some(ADMIN_PASSWORD))
+        .header("Depth", "0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dav.status(), reqwest::StatusCode::MULTI_STATUS);
+    let log = drain_log(&yeyak);
+    assert!(log.len() > 20, "trace logging is on: {log:?}");
+    // The stored password hash went to PostgreSQL as a parameter (before:
+    // logged as a byte list at debug, like an ID token).
+    let mut secrets = vec![ADMIN_PASSWORD, ADMIN_KEY, &session, &csrf_cookie, &token, "$argon2id$"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<String>>();
+    secrets.extend(secrets.clone().iter().map(|s| as_byte_list(s)));
+    for secret in &secrets {
+        let leaked: Vec<&String> = log.iter().filter(|l| l.contains(secret.as_str())).collect();
+        assert!(leaked.is_empty(), "{secret} in the log: {:?}", &leaked[..leaked.len().min(2)]);
+    }
+    let coloured: Vec<&String> = log.iter().filter(|l| l.contains('\u{1b}')).collect();
+    assert!(coloured.is_empty(), "ANSI codes written into a pipe: {:?}", &coloured[..coloured.len().min(3)]);
+}
+
+#[test]
+fn yeyak_log_unsafe_says_so_at_start() {
+    let yeyak = Yeyak::start_with(&[("YEYAK_LOG_UNSAFE", "true")]);
+    let log = drain_log(&yeyak);
+    assert!(log.iter().any(|l| l.contains("WARN") && l.contains("YEYAK_LOG_UNSAFE")), "{log:?}");
 }
