@@ -136,6 +136,9 @@ async fn commands_go_on_through_postgresql_while_redis_is_down_and_use_it_again_
     app.assert_consistent().await;
 
     redis.resume().await;
+    // Not a barrier: the breaker's open period (200 ms, a timer of the code
+    // under test with no event to wait on) must run out before a command
+    // may probe Redis; nothing else runs meanwhile.
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The first command probes Redis; after it, admission uses Redis again.
     assert_eq!(hold(&app, id, "a", "back-probe").await.0, StatusCode::CREATED);
@@ -180,7 +183,9 @@ async fn two_permits_let_two_of_ten_slow_commands_through() {
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Two commands wait for the row inside PostgreSQL, and the other eight have their answer.
+    until_waiting_for_locks(&app.db().await, 2).await;
+    until("the commands without a permit are answered", || tasks.iter().filter(|t| t.is_finished()).count() >= 8).await;
     assert_eq!(app.state.admission.stats.in_flight.load(Ordering::SeqCst), 2, "two commands wait in PostgreSQL");
     blocker.batch_execute("COMMIT").await.unwrap();
     let mut statuses = Vec::new();
@@ -267,6 +272,8 @@ async fn a_permit_of_a_killed_holder_frees_itself_after_its_lease() {
     // The holder dies without releasing.
     held.abandon();
     assert!(admitted(gate.enter(None).await.unwrap()).is_none(), "still held within the lease");
+    // Not a barrier: the 300 ms lease is what frees the permit, so the test
+    // lets it run out.
     tokio::time::sleep(Duration::from_millis(400)).await;
     let again = admitted(gate.enter(None).await.unwrap());
     assert!(again.is_some(), "the expired permit was removed before counting");
@@ -325,7 +332,8 @@ async fn a_duplicate_in_flight_is_suppressed_before_postgresql_and_replayed_afte
         let app = app.clone();
         tokio::spawn(async move { hold(&app, 1, "alice", "same").await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The first is inside PostgreSQL (past Redis, holding its lock), waiting for the row.
+    until_waiting_for_locks(&app.db().await, 1).await;
     let (status, body, _) = hold(&app, 1, "alice", "same").await;
     assert_eq!((status, body["code"].as_str()), (StatusCode::CONFLICT, Some("COMMAND_IN_PROGRESS")));
     assert_eq!(counters(&app).suppressed, 1, "answered by the Redis lock, not the PostgreSQL record");
@@ -366,11 +374,19 @@ async fn redis_stopped_and_started_under_concurrent_load_never_costs_a_command()
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Each phase lasts until the load has shown it: commands through Redis,
+    // then through PostgreSQL alone while Redis is down, then through Redis again.
+    let through_redis = || {
+        let c = counters(&app);
+        c.admitted - c.fallback
+    };
+    until("commands go through Redis", || through_redis() >= 20).await;
+    let fell_back = counters(&app).fallback;
     redis.stop();
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    until("commands go on while Redis is down", || counters(&app).fallback >= fell_back + 20).await;
     redis.resume().await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    let before = through_redis();
+    until("commands go through Redis again", || through_redis() >= before + 20).await;
     stop.store(true, Ordering::Relaxed);
     let mut created = 0;
     for c in clients {

@@ -341,3 +341,31 @@ pub async fn fingerprint(app: &TestApp, tables: &[&str]) -> String {
     }
     out
 }
+
+/// Waits until at least `n` sessions on the observer's database wait for a
+/// heavyweight lock (a row, a table, another transaction): the barrier
+/// "they are inside their statements, queued behind the holder". The
+/// observer must be a connection of its own outside any transaction
+/// (`pg_stat_activity` is read once per transaction).
+pub async fn until_waiting_for_locks(observer: &Client, n: i64) {
+    let sql = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    for _ in 0..2000 {
+        let waiting: i64 = observer.query_one(sql, &[]).await.unwrap().get(0);
+        if waiting >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("{n} sessions never queued for a lock");
+}
+
+/// Waits (polling, at most 20 s) until `done` holds; panics naming `what`.
+pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("never happened: {what}");
+}

@@ -142,7 +142,7 @@ async fn unrelated_requests_do_not_wait_for_an_open_overlapping_transaction() {
             .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    until_waiting_for_locks(&app.db().await, 1).await;
     assert!(!waiting.is_finished(), "the overlapping request must wait for the open transaction");
     // ...and gets its answer once it commits.
     held.batch_execute("COMMIT").await.unwrap();
@@ -161,7 +161,7 @@ async fn a_rolled_back_holder_lets_the_waiter_through() {
             app.create_booking(TENANT_ONE, "carol", "k", &booking("C", &["C"], &at(1, 10, 0), &at(1, 11, 0))).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    until_waiting_for_locks(&app.db().await, 1).await;
     assert!(!waiting.is_finished());
     held.batch_execute("ROLLBACK").await.unwrap();
     let res = tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap();
@@ -212,8 +212,8 @@ async fn a_real_deadlock_is_retried_and_ends_in_one_success_and_one_taken() {
         let change = json!({"startsAt": new_start, "endsAt": new_end});
         tokio::spawn(async move { body(app.move_booking(TENANT_ONE, "alice", x_id, Some("mx"), &change).await).await })
     };
-    // Let the server write A and block on B, then close the cycle from our side.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Once the server has written A and waits for our B, close the cycle from our side.
+    until_waiting_for_locks(&app.db().await, 1).await;
     move_y("A").await.expect("the raw move survives: the server's backend is the deadlock victim");
     raw.batch_execute("COMMIT").await.unwrap();
 
