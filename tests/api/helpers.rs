@@ -369,3 +369,50 @@ pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
     panic!("never happened: {what}");
 }
+
+/// An RFC 3339 time of a JSON answer.
+pub fn utc(v: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap().with_timezone(&Utc)
+}
+
+/// The day `t` falls on in Seoul (the tests' time zone), as YYYY-MM-DD.
+pub fn seoul_date(t: DateTime<Utc>) -> String {
+    t.with_timezone(&chrono_tz::Asia::Seoul).date_naive().to_string()
+}
+
+/// A person added through the admin form with any display name (and an
+/// email, so notices reach them); returns their id and a signed-in browser.
+pub async fn add_person_signed_in<'a>(
+    app: &'a TestApp,
+    admin: &crate::web::Browser<'_>,
+    user: &str,
+    display: &str,
+) -> (i64, crate::web::Browser<'a>) {
+    let page = admin.get("/admin/staff").await;
+    let added = admin
+        .post(
+            "/admin/staff",
+            &[
+                ("username", user),
+                ("display_name", display),
+                ("password", "correct-horse-1"),
+                ("email", &format!("{user}@example.com")),
+                ("csrf_token", &page.field("csrf_token")),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.html);
+    let db = app.db().await;
+    let id: i64 = db.query_one("SELECT id FROM staff_user WHERE username = $1", &[&user]).await.unwrap().get(0);
+    let b = crate::web::Browser::new(app);
+    b.sign_in(user, "correct-horse-1").await;
+    (id, b)
+}
+
+/// The feed address shown on a page.
+pub fn feed_address(page: &crate::web::Page) -> String {
+    let start = page.html.find("/ical/me.ics?token=").expect("a feed address on the page");
+    let head = &page.html[..start];
+    let from = head.rfind(['"', '>']).map_or(0, |i| i + 1);
+    page.html[from..].split(['"', '<']).next().unwrap().replace("&amp;", "&")
+}
