@@ -115,6 +115,20 @@ pub async fn assert_accessible(c: &Client, page: &str) {
     assert!(violations.is_empty(), "axe-core found violations on {page}: {violations:#?}");
 }
 
+/// Clicks what submits a form or follows a link, and returns once the
+/// browser shows another address: a wait for an element that the old page
+/// may also have (a notice, a grid) proves nothing until then.
+async fn click_and_wait_for_the_next_page(c: &Client, what: Locator<'_>) -> Result<(), fantoccini::error::CmdError> {
+    let before = c.current_url().await?;
+    c.find(what).await?.click().await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while c.current_url().await? == before {
+        assert!(std::time::Instant::now() < deadline, "the click left {before} open for 30 s");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Ok(())
+}
+
 async fn set_value(c: &Client, css: &str, value: &str) {
     c.execute("document.querySelector(arguments[0]).value = arguments[1];", vec![json!(css), json!(value)])
         .await
@@ -367,7 +381,9 @@ async fn door(app: &TestApp, c: &Client, url: &str) -> Result<(), fantoccini::er
         screenshot(c, &format!("display-busy-{name}")).await;
         assert_accessible(c, &format!("display, busy, {name}")).await;
     }
-    c.find(Locator::Css(".check-in button")).await?.click().await?;
+    // The page before the click already shows a `.notice.ok` ("예약했습니다",
+    // from `done=booked` in its address): only the new page is evidence.
+    click_and_wait_for_the_next_page(c, Locator::Css(".check-in button")).await?;
     c.wait().for_element(Locator::Css(".notice.ok")).await?;
     assert!(c.source().await?.contains("체크인 완료"));
     Ok(())
@@ -433,7 +449,8 @@ async fn repeat_and_week(
     assert!(c.source().await?.contains("주간 스탠드업"));
     screenshot(c, "week").await;
     assert_accessible(c, "week page").await;
-    c.find(Locator::Css("a[rel=next]")).await?.click().await?;
+    // Both weeks have a `table.week`: wait for the next address first.
+    click_and_wait_for_the_next_page(c, Locator::Css("a[rel=next]")).await?;
     c.wait().for_element(Locator::Css("table.week")).await?;
     assert!(c.current_url().await?.as_str().contains("date="));
 
