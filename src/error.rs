@@ -274,6 +274,7 @@ impl From<DbError> for ApiError {
             }
             DbError::RoomTimeTaken => ApiError::room_time_taken(),
             DbError::AlreadyWaiting => ApiError::already_waiting(None),
+            DbError::NulInText => ApiError::malformed("text", "a text holds a NUL character"),
             DbError::Retryable(e) => {
                 tracing::error!(error = %e, "retries exhausted");
                 ApiError::new(ErrorCode::DatabaseUnavailable, "database busy, retry later").with_retry_after(1)

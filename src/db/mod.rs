@@ -49,6 +49,10 @@ pub enum DbError {
     /// 23505 on the one-live-entry index: the owner already waits.
     #[error("already waiting")]
     AlreadyWaiting,
+    /// 22021: a text the client sent holds a NUL byte, which PostgreSQL
+    /// cannot store — the client's malformed input (400), from any door.
+    #[error("text with a NUL byte")]
+    NulInText,
     /// 40P01 or 40001: the transaction is retried from its start.
     #[error("retryable transaction failure: {0}")]
     Retryable(DieselError),
@@ -92,6 +96,16 @@ fn is_session_ended(kind: &DatabaseErrorKind, message: &str) -> bool {
     matches!(kind, DatabaseErrorKind::Unknown) && SESSION_ENDED.iter().any(|prefix| message.starts_with(prefix))
 }
 
+/// 22021 (`character_not_in_repertoire`) also reaches diesel-async 0.9 as
+/// `Unknown`: the text is PostgreSQL's with `lc_messages = 'C'`. Its one
+/// cause from yeyak's statements is a NUL byte in a text parameter (Rust
+/// strings are UTF-8 otherwise); `tests/api/hostile_sweep.rs` and
+/// `tests/api/hostile_input.rs` send one through a path, a query, a form
+/// and a JSON body and prove the match.
+fn is_nul_in_text(kind: &DatabaseErrorKind, message: &str) -> bool {
+    matches!(kind, DatabaseErrorKind::Unknown) && message.starts_with("invalid byte sequence for encoding")
+}
+
 impl From<DieselError> for DbError {
     fn from(err: DieselError) -> Self {
         match &err {
@@ -105,6 +119,7 @@ impl From<DieselError> for DbError {
             {
                 DbError::AlreadyWaiting
             }
+            DieselError::DatabaseError(kind, info) if is_nul_in_text(kind, info.message()) => DbError::NulInText,
             DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => DbError::Retryable(err),
             DieselError::DatabaseError(kind, info) if is_deadlock(kind, info.message()) => DbError::Retryable(err),
             DieselError::DatabaseError(

@@ -264,3 +264,30 @@ async fn panics_are_counted_from_the_start_and_unrouted_addresses_answer_in_thei
     let res = dav.send("PROPFIND", "/dav/no/such/thing/", &[("Depth", "0")], "").await;
     assert_eq!((res.status, yeyak_code(&res.body).as_str()), (StatusCode::NOT_FOUND, "NOT_FOUND"), "{}", res.body);
 }
+
+#[tokio::test]
+async fn a_nul_byte_in_any_text_is_refused_as_malformed_never_a_500() {
+    let app = TestApp::spawn().await;
+    // PostgreSQL cannot store a NUL: from a path, a query, a JSON body and a
+    // CalDAV path alike it reached the database and answered 500 before.
+    let page = app.http.get(app.url("/display/%00?token=x")).send().await.unwrap();
+    assert!(page.status().is_client_error(), "a display path: {}", page.status());
+    for path in ["/api/rooms/%00/availability?date=2030-01-07", "/api/bookings?room=%00", "/api/rooms/%00"] {
+        let (status, body) = app.get_json(path, ADMIN).await;
+        assert!(status.is_client_error(), "{path}: {status} {body}");
+    }
+    let patch = send(
+        &app,
+        reqwest::Method::PATCH,
+        "/api/rooms/A",
+        ADMIN,
+        Some("nul-1"),
+        serde_json::json!({"area": "a\u{0}b"}),
+    );
+    let (status, body) = patch.await;
+    assert!(status.is_client_error(), "a JSON body: {status} {body}");
+    let dav = Dav::person(&app, "kim").await;
+    let res = dav.send("GET", "/dav/calendars/kim/bookings/a%00b.ics", &[], "").await;
+    assert!(res.status.is_client_error(), "a CalDAV member: {} {}", res.status, res.body);
+    app.assert_consistent().await;
+}

@@ -30,6 +30,7 @@ mod forwarded_headers;
 mod fuzz;
 mod hostile;
 mod hostile_input;
+mod hostile_sweep;
 mod idempotency;
 mod languages;
 mod languages_pages;
