@@ -17,6 +17,7 @@ pub mod command;
 pub mod config;
 pub mod consistency;
 pub mod dav;
+pub mod day;
 pub mod db;
 pub mod display;
 pub mod error;

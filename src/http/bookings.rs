@@ -162,7 +162,7 @@ pub struct AvailabilityReply {
 }
 
 fn parse_date(raw: &str) -> Result<NaiveDate, ApiError> {
-    NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| ApiError::malformed("date", "must be YYYY-MM-DD"))
+    crate::day::parse_field("date", raw)
 }
 
 fn parse_instant(field: &str, raw: &str) -> Result<DateTime<Utc>, ApiError> {

@@ -1,6 +1,6 @@
 //! What a report is about (a [`Period`] of local dates) and what it holds.
 
-use chrono::{Datelike, Duration, NaiveDate};
+use chrono::{Duration, NaiveDate};
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::QueryableByName;
 
@@ -67,10 +67,7 @@ fn given(v: Option<&str>) -> Option<&str> {
 
 /// Years 1–9999 only, so every date is one PostgreSQL and spreadsheets read.
 fn date(field: &'static str, raw: &str) -> Result<NaiveDate, RangeError> {
-    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
-        .ok()
-        .filter(|d| raw.len() == 10 && (1..=9999).contains(&d.year()))
-        .ok_or(RangeError::BadDate(field))
+    crate::day::parse(raw).ok_or(RangeError::BadDate(field))
 }
 
 /// Why a range was refused; the API answers 400 `MALFORMED_REQUEST` naming

@@ -14,7 +14,7 @@ use crate::rooms::domain::TimeRange;
 use crate::state::AppState;
 
 pub fn parse_date(raw: &str) -> Result<NaiveDate, ApiError> {
-    NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").map_err(|_| ApiError::malformed("date", "must be YYYY-MM-DD"))
+    crate::day::parse_field("date", raw)
 }
 
 pub fn parse_time(field: &str, raw: &str) -> Result<NaiveTime, ApiError> {
