@@ -25,6 +25,9 @@ use tokio_postgres::NoTls;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// What a keeper logs when it has read its configuration file again.
+const KEEPER_RELOADED: &str = "Reloaded the new configuration from";
+
 /// Clients booking at once (below the pool size, so the bulkhead never refuses).
 const CLIENTS: usize = 8;
 /// How long the load runs before the primary dies.
@@ -521,10 +524,7 @@ impl Formation {
                     .unwrap_or(false)
                 })
                 .await;
-            for (key, value) in tuning.keeper_settings() {
-                let pgdata = formation.keepers[n].pgdata.display().to_string();
-                formation.pg_autoctl(&["config", "set", "--pgdata", &pgdata, key, value]);
-            }
+            formation.configure_keeper(n, tuning.keeper_settings()).await;
         }
         formation
             .wait_for("node1 primary, node2 secondary", || async {
@@ -596,6 +596,58 @@ impl Formation {
             std::thread::sleep(Duration::from_millis(1));
         }
         Instant::now()
+    }
+
+    /// `pg_autoctl config set` on the running node `n`, one setting after
+    /// another, each taken in by its keeper before this returns.
+    ///
+    /// A running keeper rewrites its configuration file in place (truncated,
+    /// then written) when its service starts — just *after* the node first
+    /// reports its state, so the monitor may already show it — and on every
+    /// reload, which each `config set` asks for. A `pg_autoctl` that reads
+    /// the file meanwhile finds it empty ("Failed to find section
+    /// pg_autoctl"), and a `config set` written between the keeper's read
+    /// and its rewrite is silently undone. So: wait for the service to have
+    /// started (it logs that it runs after that rewrite), set, and wait for
+    /// the reload to be over (the keeper calls the monitor after it).
+    async fn configure_keeper(&self, n: usize, settings: &[(&str, &str)]) {
+        if settings.is_empty() {
+            return;
+        }
+        let name = self.keepers[n].name.clone();
+        let pgdata = self.keepers[n].pgdata.display().to_string();
+        self.wait_for(&format!("{name}'s keeper service to start"), || async {
+            self.log_of(&name).contains("pg_autoctl service is running")
+        })
+        .await;
+        for (key, value) in settings {
+            let reloads = self.log_of(&name).matches(KEEPER_RELOADED).count();
+            self.pg_autoctl(&["config", "set", "--pgdata", &pgdata, key, value]);
+            self.wait_for(&format!("{name}'s keeper to reload {key}"), || async {
+                self.log_of(&name).matches(KEEPER_RELOADED).count() > reloads
+            })
+            .await;
+            // The reload logs before it rewrites the file; a later call to
+            // the monitor (its next loop) comes after the rewrite.
+            let monitor = connect(&self.monitor_url()).await;
+            let seen: String = monitor.query_one("SELECT now()::text", &[]).await.unwrap().get(0);
+            self.wait_for(&format!("{name}'s keeper to report after its reload"), || async {
+                monitor
+                    .query_opt(
+                        "SELECT 1 FROM pgautofailover.node WHERE nodename = $1 AND reporttime > $2::text::timestamptz",
+                        &[&name, &seen],
+                    )
+                    .await
+                    .map(|r| r.is_some())
+                    .unwrap_or(false)
+            })
+            .await;
+        }
+    }
+
+    /// What a node's `pg_autoctl` has logged so far.
+    fn log_of(&self, name: &str) -> String {
+        std::fs::read_to_string(self.root.join(format!("{name}.log"))).unwrap_or_default()
     }
 
     /// Takes the standby out of the write quorum: commits no longer wait for it.
