@@ -9,7 +9,7 @@ use std::str::FromStr;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use crate::auth::api_key::ConfiguredKey;
+use crate::identity::ConfiguredKey;
 
 /// The development API key that a fresh local install accepts (README).
 pub const DEV_API_KEYS: &str = "dev:admin:yeyak-dev-key";
@@ -225,7 +225,7 @@ pub struct Config {
     /// account), `admin-only` (only YEYAK_ADMIN_USER, the break-glass
     /// account) or `off`. Company accounts (OIDC, LDAP) never have one.
     #[arg(long, env = "YEYAK_PASSWORD_LOGIN", default_value = "on", value_parser = parse_password_login)]
-    pub password_login: crate::auth::PasswordLogin,
+    pub password_login: crate::identity::PasswordLogin,
 
     /// OpenID Connect issuer, e.g. `https://login.example.com/realms/office`;
     /// its discovery document is `{issuer}/.well-known/openid-configuration`.
@@ -260,7 +260,7 @@ pub struct Config {
 
     /// How long discovery waits between failed attempts (30–60 s, SPEC §16);
     /// tests shorten it.
-    #[arg(skip = crate::auth::oidc::DISCOVERY_RETRY)]
+    #[arg(skip = DISCOVERY_RETRY)]
     pub oidc_discovery_retry: std::ops::RangeInclusive<std::time::Duration>,
 
     /// LDAP directory, `ldaps://dc.example.com` or `ldap://…` with
@@ -329,6 +329,11 @@ impl Config {
 pub const DEV_ADMIN_PASSWORD: &str = "yeyak-admin";
 pub const DEV_SECRET_KEY: &str = "yeyak-dev-secret-change-me";
 
+/// Between failed OpenID discovery attempts (SPEC §16: no more often than
+/// every 30 s, at least every 60 s).
+pub const DISCOVERY_RETRY: std::ops::RangeInclusive<std::time::Duration> =
+    std::time::Duration::from_secs(30)..=std::time::Duration::from_secs(60);
+
 /// The shortest secrets a public bind accepts (SPEC §20), in characters.
 pub const MIN_ADMIN_PASSWORD_CHARS: usize = 12;
 pub const MIN_API_KEY_SECRET_CHARS: usize = 24;
@@ -382,7 +387,7 @@ fn parse_public_url(raw: &str) -> Result<url::Url, String> {
     Ok(url)
 }
 
-fn parse_password_login(raw: &str) -> Result<crate::auth::PasswordLogin, String> {
+fn parse_password_login(raw: &str) -> Result<crate::identity::PasswordLogin, String> {
     raw.parse()
 }
 

@@ -26,6 +26,7 @@ pub mod history;
 pub mod http;
 pub mod i18n;
 pub mod idempotency;
+pub mod identity;
 pub mod mail;
 pub mod metrics;
 pub mod operations;

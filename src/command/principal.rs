@@ -6,8 +6,7 @@
 //! that also depend on the thing acted on (the organizer rule) read the
 //! principal inside the command.
 
-use crate::auth::api_key::Tenant;
-use crate::auth::{OwnerDigest, OwnerId};
+use crate::identity::{OwnerDigest, OwnerId, Tenant};
 
 /// The kinds of caller a command may be declared for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -10,8 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::auth::api_key::Tenant;
-use crate::auth::OwnerDigest;
+use crate::identity::{OwnerDigest, Tenant};
 
 pub use store::{acquire, finalize, release, Acquired};
 
@@ -187,8 +186,8 @@ mod tests {
     #[test]
     fn fingerprint_covers_operation_payload_and_owner() {
         let t = Tenant::parse("t").unwrap();
-        let alice = OwnerDigest::of_owner(b"k", &t, &crate::auth::OwnerId::parse("alice").unwrap());
-        let bob = OwnerDigest::of_owner(b"k", &t, &crate::auth::OwnerId::parse("bob").unwrap());
+        let alice = OwnerDigest::of_owner(b"k", &t, &crate::identity::OwnerId::parse("alice").unwrap());
+        let bob = OwnerDigest::of_owner(b"k", &t, &crate::identity::OwnerId::parse("bob").unwrap());
         let p = json!({"a": 1});
         let base = Fingerprint::compute("op", &p, &alice);
         assert_eq!(base, Fingerprint::compute("op", &json!({"a": 1}), &alice));

@@ -34,9 +34,7 @@ pub use pending::Pending;
 use crate::clock::Clock;
 use claims::Extra;
 
-/// Between failed discovery attempts (SPEC §16: no more often than every
-/// 30 s, at least every 60 s).
-pub const DISCOVERY_RETRY: RangeInclusive<Duration> = Duration::from_secs(30)..=Duration::from_secs(60);
+pub use crate::config::DISCOVERY_RETRY;
 
 /// How far ahead of our clock an ID token's `iat` may be.
 const IAT_LEEWAY: chrono::Duration = chrono::Duration::seconds(60);

@@ -7,7 +7,7 @@ use std::fmt;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::api_key::Tenant;
+use super::key::Tenant;
 
 /// A validated `X-Reservation-Owner`: 1-200 characters, no control characters.
 #[derive(Clone, PartialEq, Eq)]
