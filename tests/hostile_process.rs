@@ -72,6 +72,7 @@ impl Yeyak {
             }
         }
         let _ = child.kill();
+        let _ = child.wait();
         panic!("yeyak did not start:\n{}", seen.join("\n"));
     }
 

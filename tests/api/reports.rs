@@ -13,7 +13,7 @@ use crate::helpers::*;
 use crate::web::{Browser, ADMIN_PASSWORD, ADMIN_USER};
 use crate::web_rooms::staff_member;
 
-// Titles are one line since SPEC §20; line breaks of older rows are in round3_a.
+// Titles are one line since SPEC §20; line breaks of older rows are in csv_quoting.rs.
 const TITLE: &str = "주간 \"전략\" 회의, 1부; 둘째 줄";
 
 /// The Monday at least a week after the test clock's day (Asia/Seoul).

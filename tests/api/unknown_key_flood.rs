@@ -12,35 +12,27 @@ async fn a_flood_of_unknown_keys_leaves_connections_for_real_requests() {
     // Make every stored-key lookup slow: the table is locked by someone else.
     let locker = app.db().await;
     locker.batch_execute("BEGIN; LOCK TABLE api_key IN ACCESS EXCLUSIVE MODE").await.unwrap();
+    let refused = std::sync::atomic::AtomicUsize::new(0);
     let flood = futures_util::future::join_all((0..40).map(|i| {
-        let app = &app;
+        let (app, refused) = (&app, &refused);
         async move {
             let res = app
                 .request(reqwest::Method::GET, "/api/resources", &format!("yk_unknown_{i:040}"), None)
                 .send()
                 .await
                 .unwrap();
+            if res.status() == StatusCode::TOO_MANY_REQUESTS {
+                refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
             body(res).await
         }
     }));
     let real = async {
-        // Wait until the flood's lookups sit on the lock.
-        let watcher = app.db().await;
-        for _ in 0..200 {
-            let waiting: i64 = watcher
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
-                    &[&app.db_name],
-                )
-                .await
-                .unwrap()
-                .get(0);
-            if waiting >= 2 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        // Wait until the flood's lookups sit on the lock and the bulkhead is
+        // full (the first of the flood is refused).
+        until_waiting_for_locks(&app.db().await, 2).await;
+        until("a flood request refused by the bulkhead", || refused.load(std::sync::atomic::Ordering::SeqCst) > 0)
+            .await;
         let started = std::time::Instant::now();
         let answer = app.get_json(&format!("/api/bookings?date={}", &at(1, 0, 0)[..10]), TENANT_ONE).await;
         let took = started.elapsed();

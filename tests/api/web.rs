@@ -402,7 +402,7 @@ async fn titles_are_shown_as_text_and_admin_pages_work() {
 #[tokio::test]
 async fn repeated_failed_sign_ins_from_one_browser_lock_its_address_for_a_while() {
     // One browser, one address: its fifth failure locks the address (the
-    // per-name limit is higher; `round3_b` tests both limits apart).
+    // per-name limit is higher; `sign_in_throttling` tests both limits apart).
     let app = TestApp::spawn().await;
     let b = Browser::new(&app);
     for i in 0..5 {
