@@ -15,13 +15,21 @@ use serde_json::json;
 use crate::helpers::*;
 use crate::web::{tomorrow, ADMIN_PASSWORD, ADMIN_USER};
 
-struct Driver(Child);
+/// chromedriver on a port of its own; its browser's profile lives in
+/// [`profile_dir`] of that port and goes with it.
+struct Driver(Child, u16);
 
 impl Drop for Driver {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        let _ = std::fs::remove_dir_all(profile_dir(self.1));
     }
+}
+
+/// The profile of the browser driven through `port`.
+fn profile_dir(port: u16) -> PathBuf {
+    std::env::temp_dir().join(format!("yeyak-chrome-{port}"))
 }
 
 async fn chromedriver() -> (Driver, u16) {
@@ -33,6 +41,7 @@ async fn chromedriver() -> (Driver, u16) {
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver is installed (apt-get install chromium chromium-driver; .ci/run does it)"),
+        port,
     );
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
@@ -46,7 +55,7 @@ async fn chromedriver() -> (Driver, u16) {
 async fn browser(port: u16) -> Client {
     // Two TLS back ends are linked into this test binary; pick one.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let profile = std::env::temp_dir().join(format!("yeyak-chrome-{}", uuid::Uuid::new_v4().simple()));
+    let profile = profile_dir(port);
     let caps = json!({
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
