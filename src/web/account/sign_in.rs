@@ -11,17 +11,14 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::Deserialize;
 
-use super::language::{self, PageI18n};
-use super::pages::{self, Nav, Notice};
-use super::{
-    cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, SignedIn, StaffForm, WebError,
-};
-use crate::auth::app_password;
 use crate::auth::linked::{self, CompanyPerson, Outcome, Source};
-use crate::auth::staff::{self, StaffUser};
+use crate::auth::staff::{self};
 use crate::auth::{ldap, throttle};
 use crate::db::DbError;
 use crate::state::AppState;
+use crate::web::language::PageI18n;
+use crate::web::pages::{self, Nav, Notice};
+use crate::web::{cookie, csrf_refused, fresh_csrf, html_response, session_token, Csrf, FormData, StaffForm, WebError};
 
 #[derive(Debug, Deserialize)]
 pub struct LoginQuery {
@@ -206,12 +203,12 @@ fn signed_in(
 
 const LOCKED: &str = "login-locked";
 const WRONG: &str = "login-wrong";
-const BUSY: &str = "login-busy";
+pub(super) const BUSY: &str = "login-busy";
 const DIRECTORY_DOWN: &str = "login-directory-down";
 
 /// An attempt as the throttle sees it: the client address, the username
 /// when well-formed, and whether this browser carries that person's device mark.
-fn attempt<'a>(state: &AppState, req: &HttpRequest, username: Option<&'a str>) -> throttle::Attempt<'a> {
+pub(super) fn attempt<'a>(state: &AppState, req: &HttpRequest, username: Option<&'a str>) -> throttle::Attempt<'a> {
     let mark = req.cookie(state.transport.device_cookie());
     let known_device = match (username, mark) {
         (Some(name), Some(mark)) => throttle::is_device_of(&state.secret, mark.value(), name, state.clock.now()),
@@ -220,7 +217,7 @@ fn attempt<'a>(state: &AppState, req: &HttpRequest, username: Option<&'a str>) -
     throttle::Attempt { username, address: state.transport.client_ip(req), known_device }
 }
 
-fn throttled(
+pub(super) fn throttled(
     mut res: HttpResponse,
     until: chrono::DateTime<chrono::Utc>,
     now: chrono::DateTime<chrono::Utc>,
@@ -230,7 +227,7 @@ fn throttled(
     res
 }
 
-fn busy(mut res: HttpResponse) -> HttpResponse {
+pub(super) fn busy(mut res: HttpResponse) -> HttpResponse {
     res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(1u32));
     res
 }
@@ -252,233 +249,6 @@ pub async fn logout(state: web::Data<AppState>, req: HttpRequest, _: StaffForm) 
     Ok(res)
 }
 
-/// The address people subscribe to: `YEYAK_PUBLIC_URL`'s origin, else the
-/// origin this page was asked at (forwarded headers only from a trusted
-/// proxy; shown only, never trusted for anything).
-fn feed_url(req: &HttpRequest, state: &AppState, user: &StaffUser, generation: i32) -> String {
-    let token = crate::calendar::token::token(&state.secret, user.id, generation);
-    let origin = match &state.public_origin {
-        Some(origin) => origin.clone(),
-        None => state.transport.request_origin(req),
-    };
-    format!("{origin}/ical/me.ics?token={token}")
-}
-
-async fn render_account(
-    state: &AppState,
-    req: &HttpRequest,
-    user: &StaffUser,
-    message: Option<Notice>,
-    status: StatusCode,
-) -> Result<HttpResponse, WebError> {
-    let i18n = PageI18n::of(req);
-    let choice = user.language().unwrap_or(i18n.lang());
-    render_account_in(state, req, user, i18n, choice, message, None, status).await
-}
-
-/// The account page in `i18n`'s language with `choice` marked as the
-/// person's language; `created` is an app password made by this request,
-/// shown this once.
-#[allow(clippy::too_many_arguments)]
-async fn render_account_in(
-    state: &AppState,
-    req: &HttpRequest,
-    user: &StaffUser,
-    i18n: PageI18n,
-    choice: crate::i18n::Lang,
-    message: Option<Notice>,
-    created: Option<app_password::Created>,
-    status: StatusCode,
-) -> Result<HttpResponse, WebError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
-    let local_password = staff::source_of(&mut conn, user.id).await?.as_deref() == Some("local");
-    let passwords = app_password::list(&mut conn, user.id).await?;
-    drop(conn);
-    let tz = state.policy().timezone;
-    let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
-    let app_passwords = passwords
-        .into_iter()
-        .map(|p| AppPasswordRow {
-            id: p.id,
-            label: p.label,
-            created: local(p.created_at),
-            last_used: p.last_used_at.map(local),
-            revoked: p.revoked_at.is_some(),
-        })
-        .collect();
-    let origin = match &state.public_origin {
-        Some(origin) => origin.clone(),
-        None => state.transport.request_origin(req),
-    };
-    let csrf = Csrf::for_render(req, state);
-    let page = AccountPage {
-        language: choice.tag(),
-        i18n,
-        nav: pages::nav(user, &csrf.token),
-        csrf: csrf.token.clone(),
-        username: user.username.clone(),
-        display_name: user.display_name.clone(),
-        feed_url: feed_url(req, state, user, generation),
-        dav_url: format!("{origin}/dav/"),
-        app_passwords,
-        created,
-        message,
-        local_password,
-    };
-    Ok(csrf.attach(html_response(status, pages::render(&page))))
-}
-
-/// `POST /account/app-passwords` (`label`): a new app password for a
-/// calendar app, shown once on the answer.
-pub async fn create_app_password(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    StaffForm { user, form }: StaffForm,
-) -> Result<HttpResponse, WebError> {
-    let i18n = PageI18n::of(&req);
-    let label = match app_password::parse_label(form.get("label")) {
-        Ok(label) => label,
-        Err(_) => {
-            let message = Notice::error(i18n.t("app-password-bad-label"));
-            return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
-        }
-    };
-    let (secret, digest) = app_password::generate(&state.secret);
-    let command = app_password::CreateAppPassword { label, secret, digest };
-    let created = state
-        .pipeline
-        .run(&super::principal(&state, &user), None, &command)
-        .await
-        .map_err(|e| super::bookings::refused_page(&e))?;
-    let message = Notice::ok(i18n.t1("app-password-created", "label", created.label.as_str()));
-    let choice = user.language().unwrap_or(i18n.lang());
-    render_account_in(&state, &req, &user, i18n, choice, Some(message), Some(created), StatusCode::OK).await
-}
-
-/// `POST /account/app-passwords/{id}/revoke`: refused at once everywhere.
-pub async fn revoke_app_password(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    id: web::Path<String>,
-    StaffForm { user, .. }: StaffForm,
-) -> Result<HttpResponse, WebError> {
-    let not_found = || WebError::message(StatusCode::NOT_FOUND, "error-not-found-heading", "app-password-not-found");
-    let id: i64 = id.parse().map_err(|_| not_found())?;
-    let command = app_password::RevokeAppPassword { id };
-    let revoked = state
-        .pipeline
-        .run(&super::principal(&state, &user), None, &command)
-        .await
-        .map_err(|e| super::bookings::refused_page(&e))?
-        .ok_or_else(not_found)?;
-    let message = Notice::ok(PageI18n::of(&req).t1("app-password-revoked", "label", revoked.label.as_str()));
-    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
-}
-
-pub async fn account(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    SignedIn(user): SignedIn,
-) -> Result<HttpResponse, WebError> {
-    render_account(&state, &req, &user, None, StatusCode::OK).await
-}
-
-/// A company account asking to change a password it does not have.
-const COMPANY_PASSWORD: &str = "account-company-password";
-
-/// Shortest password accepted anywhere.
-pub const MIN_PASSWORD_CHARS: usize = 10;
-
-/// `POST /account/password`: the current password is required; every other
-/// session of the person ends, this one stays.
-pub async fn change_password(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    StaffForm { user, form }: StaffForm,
-) -> Result<HttpResponse, WebError> {
-    let i18n = PageI18n::of(&req);
-    let new = form.get("new_password");
-    let source = {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        staff::source_of(&mut conn, user.id).await?
-    };
-    if source.as_deref() != Some("local") {
-        let message = Notice::error(i18n.t(COMPANY_PASSWORD));
-        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
-    }
-    if new.chars().count() < MIN_PASSWORD_CHARS {
-        let message = Notice::error(i18n.t("account-password-too-short"));
-        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
-    }
-    // Wrong current passwords are throttled like sign-ins (SPEC §20).
-    let attempt = attempt(&state, &req, Some(user.username.as_str()));
-    let now = state.clock.now();
-    let again = |key: &str, status| render_account(&state, &req, &user, Some(Notice::error(i18n.t(key))), status);
-    let Ok(place) = state.hashing.enter() else { return again(BUSY, StatusCode::SERVICE_UNAVAILABLE).await.map(busy) };
-    let _turn = place.turn(attempt.turn_keys()).await;
-    let current = {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        if let Some(until) = throttle::locked_until(&mut conn, &attempt, now).await? {
-            return again("account-password-throttled", StatusCode::TOO_MANY_REQUESTS)
-                .await
-                .map(|res| throttled(res, until, now));
-        }
-        staff::password_hash_of(&mut conn, user.id).await?
-    };
-    if !place.verify(current, form.get("current_password")).await {
-        let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        throttle::record_failure(&mut conn, &attempt, now).await?;
-        drop(conn);
-        return again("account-password-wrong", StatusCode::BAD_REQUEST).await;
-    }
-    let hash = place.hash(new).await;
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    staff::set_password(&mut conn, user.id, &hash, session_token(&req, &state).as_deref()).await?;
-    drop(conn);
-    let message = Notice::ok(i18n.t("account-password-changed"));
-    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
-}
-
-/// `POST /account/calendar-token`: the old feed address stops at once.
-pub async fn rotate_calendar_token(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    StaffForm { user, .. }: StaffForm,
-) -> Result<HttpResponse, WebError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    crate::calendar::token::rotate(&mut conn, user.id).await?;
-    drop(conn);
-    let message = Notice::ok(PageI18n::of(&req).t("account-feed-rotated"));
-    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
-}
-
-/// `POST /account/language` (`language` = `ko` | `en`): the person's
-/// choice, stored by the `staff.set_language` command; the answer is the
-/// account page in the chosen language, and the browser remembers it too
-/// (a language picked earlier with `?lang=` would otherwise win, SPEC §19).
-pub async fn choose_language(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    StaffForm { user, form }: StaffForm,
-) -> Result<HttpResponse, WebError> {
-    let Some(lang) = crate::i18n::Lang::parse_exact(form.get("language")) else {
-        let message = Notice::error(PageI18n::of(&req).t("account-language-invalid"));
-        return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
-    };
-    let command = crate::auth::commands::SetLanguage { lang };
-    if let Err(err) = state.pipeline.run(&super::principal(&state, &user), None, &command).await {
-        let i18n = PageI18n::of(&req);
-        let message = Notice::error(super::form::refusal(&i18n, &err));
-        return render_account(&state, &req, &user, Some(message), super::form::status_of(&err)).await;
-    }
-    let i18n = PageI18n::in_lang(&req, lang);
-    let message = Notice::ok(i18n.t("account-language-saved"));
-    let mut res = render_account_in(&state, &req, &user, i18n, lang, Some(message), None, StatusCode::OK).await?;
-    let _ = res.add_cookie(&language::remember(&state, lang));
-    Ok(res)
-}
-
 #[derive(Template)]
 #[template(path = "login.html")]
 pub struct LoginPage {
@@ -493,36 +263,6 @@ pub struct LoginPage {
     pub password_form: bool,
     /// `/auth/oidc/start?next=…` when OpenID Connect is configured.
     pub oidc_start: Option<String>,
-}
-
-#[derive(Template)]
-#[template(path = "account.html")]
-pub struct AccountPage {
-    pub i18n: PageI18n,
-    /// The language the form shows chosen: the person's, else the page's.
-    pub language: &'static str,
-    pub nav: Option<Nav>,
-    pub csrf: String,
-    pub username: String,
-    pub display_name: String,
-    pub feed_url: String,
-    /// Where calendar apps connect (`{base}/dav/`).
-    pub dav_url: String,
-    pub app_passwords: Vec<AppPasswordRow>,
-    /// Made by this request: its secret is shown this once.
-    pub created: Option<app_password::Created>,
-    pub message: Option<Notice>,
-    /// A local account: its password can be changed here (company accounts have none).
-    pub local_password: bool,
-}
-
-/// An app password as the account page lists it (times in the configured zone).
-pub struct AppPasswordRow {
-    pub id: i64,
-    pub label: String,
-    pub created: String,
-    pub last_used: Option<String>,
-    pub revoked: bool,
 }
 
 #[cfg(test)]

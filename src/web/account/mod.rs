@@ -1,0 +1,15 @@
+//! The person's own account (SPEC §13, §15, §16, §17, §19): signing in and
+//! out (`sign_in`), the account page (`page`) and what they change there
+//! (`settings`). Each step in a file of its own; the route table names
+//! them through this module.
+
+mod page;
+mod settings;
+mod sign_in;
+
+pub use page::account;
+pub use settings::{
+    change_password, choose_language, create_app_password, revoke_app_password, rotate_calendar_token,
+    MIN_PASSWORD_CHARS,
+};
+pub use sign_in::{login, login_form, logout, safe_next, LoginQuery};
