@@ -158,6 +158,9 @@ pub struct Door<'a> {
     /// Where links that leave the answer point (`YEYAK_PUBLIC_URL`, else
     /// the origin asked).
     pub origin: String,
+    /// The caller's language (`Accept-Language`, Korean by default): of
+    /// refusals and of the names calendar apps show.
+    pub lang: Lang,
 }
 
 impl Door<'_> {
@@ -242,7 +245,7 @@ pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::P
         Some(origin) => origin.clone(),
         None => state.transport.request_origin(&req),
     };
-    let door = Door { state: &state, req: &req, caller, origin };
+    let door = Door { state: &state, req: &req, caller, origin, lang };
     let m = req.method().clone();
     let answer = if m == method("PROPFIND") {
         props::propfind(&door, &resource, &body).await

@@ -1,6 +1,6 @@
 //! Korean and English (SPEC §19): the message catalogues (Project Fluent,
 //! one directory per language under `src/i18n/locales/`, one file per area:
-//! `api.ftl`, `pages.ftl`, `mail.ftl`, `dates.ftl`; compiled in), the
+//! `api.ftl`, `pages.ftl`, `mail.ftl`, `dates.ftl`, `dav.ftl`; compiled in), the
 //! choice of a language from what a request says, and [`I18n`], the
 //! translator pages, mail and invitations write their texts with. Korean is
 //! the default; a key missing from either catalogue, or used in the sources

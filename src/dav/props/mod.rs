@@ -5,6 +5,9 @@
 //! not have is answered `404` in its own `propstat`, as RFC 4918 says.
 //! `PROPPATCH` of a name or colour is accepted and changes nothing.
 
+mod caldav;
+mod webdav;
+
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use diesel::prelude::*;
@@ -15,7 +18,6 @@ use super::store::{self, Member, Scope, Target};
 use super::sync::{self, Token};
 use super::xml::{self, Element, Node, CALDAV, CS, DAV};
 use super::{DavError, Door};
-use crate::calendar::address;
 use crate::db::schema::staff_user;
 use crate::db::DbError;
 
@@ -279,206 +281,11 @@ async fn children(door: &Door<'_>, d: &Described) -> Result<Vec<Described>, DavE
     })
 }
 
-fn privileges(names: &[(&str, &str)]) -> Node {
-    Node::dav("current-user-privilege-set")
-        .with_all(names.iter().map(|(ns, n)| Node::dav("privilege").with(Node::new(ns, n))))
-}
-
-fn reports(names: &[(&str, &str)]) -> Node {
-    Node::dav("supported-report-set").with_all(
-        names.iter().map(|(ns, n)| Node::dav("supported-report").with(Node::dav("report").with(Node::new(ns, n)))),
-    )
-}
-
-const READ: [(&str, &str); 3] = [(DAV, "read"), (DAV, "read-current-user-privilege-set"), (CALDAV, "read-free-busy")];
-
-/// A property of a resource, or `None` (404).
+/// The value of property `p` of `d`, if it has one.
 fn value(door: &Door<'_>, d: &Described, p: &Prop) -> Option<Node> {
-    let me = &door.caller.username;
-    let node = |ns: &str, name: &str| Node::new(ns, name);
-    let collection = || Node::dav("collection");
-    match (p.ns.as_str(), p.name.as_str()) {
-        (DAV, "current-user-principal") => {
-            Some(Node::dav("current-user-principal").with(Node::href(path::person_href(me))))
-        }
-        (DAV, "principal-collection-set") => {
-            Some(Node::dav("principal-collection-set").with(Node::href(Resource::Principals.href())))
-        }
-        (DAV, "resourcetype") => {
-            let kinds: Vec<Node> = match d {
-                Described::Member { .. } => vec![],
-                Described::Person { .. } | Described::RoomPrincipal { .. } => {
-                    vec![collection(), Node::dav("principal")]
-                }
-                Described::Calendar { .. } => vec![collection(), Node::caldav("calendar")],
-                Described::Inbox { .. } => vec![collection(), Node::caldav("schedule-inbox")],
-                Described::Outbox { .. } => vec![collection(), Node::caldav("schedule-outbox")],
-                _ => vec![collection()],
-            };
-            Some(Node::dav("resourcetype").with_all(kinds))
-        }
-        (DAV, "displayname") => {
-            let name = match d {
-                Described::Root => "yeyak".to_owned(),
-                Described::Principals => "사람과 회의실".to_owned(),
-                Described::RoomsHome => "회의실 캘린더".to_owned(),
-                Described::Person { display_name, .. } => display_name.clone(),
-                Described::RoomPrincipal { name, .. } => name.clone(),
-                Described::Home { .. } => "캘린더".to_owned(),
-                Described::Calendar { calendar: Calendar::Bookings { display_name, .. }, .. } => {
-                    format!("{display_name}의 회의실 예약")
-                }
-                Described::Calendar { calendar: Calendar::Room { name, .. }, .. } => name.clone(),
-                Described::Inbox { .. } => "받은 일정".to_owned(),
-                Described::Outbox { .. } => "보낼 일정".to_owned(),
-                Described::Member { .. } => return None,
-            };
-            Some(Node::dav("displayname").with_text(name))
-        }
-        (DAV, "principal-URL") => match d {
-            Described::Person { .. } | Described::RoomPrincipal { .. } => {
-                Some(Node::dav("principal-URL").with(Node::href(d.href())))
-            }
-            _ => None,
-        },
-        (DAV, "owner") => match d {
-            Described::Calendar { calendar: Calendar::Room { code, .. }, .. } => {
-                Some(Node::dav("owner").with(Node::href(Resource::RoomPrincipal(code.clone()).href())))
-            }
-            Described::Calendar { .. }
-            | Described::Home { .. }
-            | Described::Inbox { .. }
-            | Described::Outbox { .. } => Some(Node::dav("owner").with(Node::href(path::person_href(me)))),
-            _ => None,
-        },
-        (DAV, "current-user-privilege-set") => Some(match d {
-            Described::Calendar { calendar: Calendar::Bookings { .. }, .. } => privileges(&[
-                (DAV, "read"),
-                (DAV, "write"),
-                (DAV, "write-content"),
-                (DAV, "write-properties"),
-                (DAV, "bind"),
-                (DAV, "unbind"),
-                (DAV, "read-current-user-privilege-set"),
-                (CALDAV, "read-free-busy"),
-            ]),
-            Described::Member { .. } if matches!(d, Described::Member { href, .. } if href.starts_with("/dav/calendars/rooms/")) => {
-                privileges(&READ)
-            }
-            Described::Member { .. } => privileges(&[(DAV, "read"), (DAV, "write"), (DAV, "write-content")]),
-            Described::Outbox { .. } => privileges(&[
-                (DAV, "read"),
-                (DAV, "read-current-user-privilege-set"),
-                (CALDAV, "schedule-send"),
-                (CALDAV, "schedule-send-freebusy"),
-            ]),
-            _ => privileges(&READ),
-        }),
-        (DAV, "supported-report-set") => match d {
-            Described::Calendar { calendar: Calendar::Bookings { .. }, .. } => {
-                Some(reports(&[(CALDAV, "calendar-query"), (CALDAV, "calendar-multiget"), (DAV, "sync-collection")]))
-            }
-            Described::Calendar { .. } => Some(reports(&[
-                (CALDAV, "calendar-query"),
-                (CALDAV, "calendar-multiget"),
-                (DAV, "sync-collection"),
-                (CALDAV, "free-busy-query"),
-            ])),
-            Described::Principals => Some(reports(&[(DAV, "principal-property-search")])),
-            _ => Some(reports(&[])),
-        },
-        (DAV, "sync-token") => match d {
-            Described::Calendar { token, .. } => Some(Node::dav("sync-token").with_text(token.uri())),
-            _ => None,
-        },
-        (CS, "getctag") => match d {
-            Described::Calendar { token, .. } => Some(Node::new(CS, "getctag").with_text(token.0.to_string())),
-            _ => None,
-        },
-        (DAV, "getetag") => match d {
-            Described::Member { member, .. } => Some(Node::dav("getetag").with_text(member.etag.clone())),
-            _ => None,
-        },
-        (DAV, "getcontenttype") => match d {
-            Described::Member { .. } => {
-                Some(Node::dav("getcontenttype").with_text("text/calendar; charset=utf-8; component=vevent"))
-            }
-            _ => None,
-        },
-        (CALDAV, "calendar-data") => match d {
-            Described::Member { data: Some(data), .. } => Some(node(CALDAV, "calendar-data").with_text(data.clone())),
-            _ => None,
-        },
-        (CALDAV, "supported-calendar-component-set") => match d {
-            Described::Calendar { .. } => {
-                Some(node(CALDAV, "supported-calendar-component-set").with(node(CALDAV, "comp").attr("name", "VEVENT")))
-            }
-            Described::Inbox { .. } | Described::Outbox { .. } => Some(
-                node(CALDAV, "supported-calendar-component-set")
-                    .with(node(CALDAV, "comp").attr("name", "VEVENT"))
-                    .with(node(CALDAV, "comp").attr("name", "VFREEBUSY")),
-            ),
-            _ => None,
-        },
-        (CALDAV, "supported-calendar-data") => match d {
-            Described::Calendar { .. } => Some(
-                node(CALDAV, "supported-calendar-data")
-                    .with(node(CALDAV, "calendar-data").attr("content-type", "text/calendar").attr("version", "2.0")),
-            ),
-            _ => None,
-        },
-        (CALDAV, "max-resource-size") => match d {
-            Described::Calendar { .. } => {
-                Some(node(CALDAV, "max-resource-size").with_text(super::BODY_LIMIT.to_string()))
-            }
-            _ => None,
-        },
-        (CALDAV, "calendar-home-set") => match d {
-            Described::Person { username, .. } => {
-                Some(node(CALDAV, "calendar-home-set").with(Node::href(Resource::Home(username.clone()).href())))
-            }
-            _ => None,
-        },
-        (CALDAV, "calendar-user-address-set") => {
-            let mut hrefs = Vec::new();
-            match d {
-                Described::Person { email, .. } => {
-                    if let Some(email) = email {
-                        hrefs.push(format!("mailto:{email}"));
-                    }
-                }
-                Described::RoomPrincipal { code, .. } => {
-                    hrefs.push(format!("mailto:{}", address::room(code, &door.state.room_mail_domain)))
-                }
-                _ => return None,
-            }
-            hrefs.push(d.href());
-            Some(node(CALDAV, "calendar-user-address-set").with_all(hrefs.into_iter().map(Node::href)))
-        }
-        (CALDAV, "calendar-user-type") => match d {
-            Described::Person { .. } => Some(node(CALDAV, "calendar-user-type").with_text("INDIVIDUAL")),
-            Described::RoomPrincipal { .. } => Some(node(CALDAV, "calendar-user-type").with_text("ROOM")),
-            _ => None,
-        },
-        (CALDAV, "schedule-inbox-URL") => match d {
-            Described::Person { username, .. } if username == me => {
-                Some(node(CALDAV, "schedule-inbox-URL").with(Node::href(Resource::Inbox(username.clone()).href())))
-            }
-            _ => None,
-        },
-        (CALDAV, "schedule-outbox-URL") => match d {
-            Described::Person { username, .. } if username == me => {
-                Some(node(CALDAV, "schedule-outbox-URL").with(Node::href(Resource::Outbox(username.clone()).href())))
-            }
-            _ => None,
-        },
-        (CALDAV, "schedule-default-calendar-URL") => match d {
-            Described::Inbox { username } => {
-                Some(node(CALDAV, "schedule-default-calendar-URL").with(Node::href(path::bookings_href(username))))
-            }
-            _ => None,
-        },
-        _ => None,
+    match p.ns.as_str() {
+        CALDAV => caldav::value(door, d, &p.name),
+        _ => webdav::value(door, d, p),
     }
 }
 
