@@ -21,7 +21,7 @@ pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/yeyak
 #[command(
     name = "yeyak",
     version,
-    about = "yeyak (예약): meeting-room bookings and capacity reservations over PostgreSQL"
+    about = crate::i18n::I18n::new(crate::i18n::Lang::En).t("cli-about")
 )]
 pub struct Config {
     /// PostgreSQL URL; the database is created if missing and migrated on start.

@@ -135,14 +135,16 @@ impl ErrorCode {
         }
     }
 
+    /// The code as the JSON answer spells it (`ROOM_TIME_TAKEN`).
+    pub fn name(self) -> String {
+        serde_json::to_value(self).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    }
+
     /// Whether the same request may succeed later without change.
     pub fn retryable(self) -> bool {
         matches!(self, ErrorCode::CommandInProgress | ErrorCode::AdmissionRejected | ErrorCode::DatabaseUnavailable)
     }
 }
-
-/// The message shown for an overlapping booking (seed 002 §4), fixed by SPEC §7.2.
-pub const ROOM_TIME_TAKEN_MESSAGE: &str = "이미 예약된 시간입니다";
 
 /// An error answer: `{"code", "message", "details", "retryable", "currentRevision"?}`.
 #[derive(Debug, Clone)]
@@ -164,6 +166,17 @@ impl ApiError {
             current_revision: None,
             retry_after_secs: None,
         }
+    }
+
+    /// An error worded by the catalogue (SPEC §19; words live in
+    /// `src/i18n/locales`, codes in code): its message is the text of `code`
+    /// with `details` as arguments in the default language, Korean — the
+    /// text each door writes again in its caller's language from the same
+    /// catalogue. `details` carries every value the text needs.
+    pub fn worded(code: ErrorCode, details: Value) -> Self {
+        let name = code.name();
+        let message = crate::i18n::api::message(crate::i18n::Lang::default(), &name, &details, "").unwrap_or(name);
+        Self::new(code, message).with_details(details)
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -192,8 +205,9 @@ impl ApiError {
         Self::new(ErrorCode::NotFound, format!("{what} not found")).with_details(json!({ "what": what }))
     }
 
+    /// An overlapping booking: "이미 예약된 시간입니다" (SPEC §7.2, §19), from the catalogue.
     pub fn room_time_taken() -> Self {
-        Self::new(ErrorCode::RoomTimeTaken, ROOM_TIME_TAKEN_MESSAGE)
+        Self::worded(ErrorCode::RoomTimeTaken, json!({}))
     }
 
     /// One owner, one live (WAITING or OFFERED) entry per resource (SPEC §13);

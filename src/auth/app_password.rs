@@ -152,7 +152,7 @@ pub struct CreateAppPassword {
 
 fn signed_in_person(ctx: &Ctx<'_>) -> Result<i64, CommandError> {
     ctx.principal.staff_id().ok_or_else(|| {
-        CommandError::Invalid(ApiError::new(ErrorCode::Forbidden, "앱 비밀번호는 로그인한 사람만 만들 수 있습니다."))
+        CommandError::Invalid(ApiError::worded(ErrorCode::Forbidden, json!({ "reason": "app_password_person" })))
     })
 }
 

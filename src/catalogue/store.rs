@@ -41,21 +41,18 @@ fn conflict(err: DieselError, code: &str, area: &str, suite: Option<&str>, posit
         _ => None,
     };
     match constraint.as_deref() {
-        Some("room_pkey") => ApiError::new(ErrorCode::RoomCodeTaken, format!("이미 있는 회의실 코드입니다: {code}"))
-            .with_details(json!({ "field": "code", "code": code }))
-            .into(),
-        Some("room_area_position_key") => ApiError::new(
+        Some("room_pkey") => {
+            ApiError::worded(ErrorCode::RoomCodeTaken, json!({ "field": "code", "code": code })).into()
+        }
+        Some("room_area_position_key") => ApiError::worded(
             ErrorCode::RoomPositionTaken,
-            format!("{area}의 {}번 자리에는 이미 다른 회의실이 있습니다.", position.unwrap_or_default()),
+            json!({ "field": "position", "area": area, "position": position }),
         )
-        .with_details(json!({ "field": "position", "area": area, "position": position }))
         .into(),
-        Some("room_suite_in_one_area") => ApiError::new(
-            ErrorCode::SuiteInOtherArea,
-            format!("묶음 {}의 회의실은 한 구역에 있어야 합니다.", suite.unwrap_or_default()),
-        )
-        .with_details(json!({ "field": "suite", "suite": suite, "area": area }))
-        .into(),
+        Some("room_suite_in_one_area") => {
+            ApiError::worded(ErrorCode::SuiteInOtherArea, json!({ "field": "suite", "suite": suite, "area": area }))
+                .into()
+        }
         _ => err.into(),
     }
 }
@@ -96,9 +93,7 @@ async fn lock_active(conn: &mut Conn, code: &str) -> Result<Room, CommandError> 
         room::table.find(code).select(Room::as_select()).for_update().first(conn).await.optional()?;
     let room = found.ok_or_else(|| ApiError::not_found("room"))?;
     if !room.active {
-        return Err(ApiError::new(ErrorCode::InvalidState, "폐지된 회의실입니다.")
-            .with_details(json!({ "state": "RETIRED" }))
-            .into());
+        return Err(ApiError::worded(ErrorCode::InvalidState, json!({ "what": "room", "state": "RETIRED" })).into());
     }
     Ok(room)
 }
@@ -159,11 +154,10 @@ pub async fn retire(
     lock_active(conn, code).await?;
     let future = future_bookings(conn, code, now).await?;
     if !future.is_empty() && !cancel_future {
-        return Err(ApiError::new(
+        return Err(ApiError::worded(
             ErrorCode::RoomHasFutureBookings,
-            format!("앞으로의 예약 {}건이 있습니다. 함께 취소하려면 cancelFutureBookings를 켜 주세요.", future.len()),
+            json!({ "count": future.len(), "bookingIds": future }),
         )
-        .with_details(json!({ "count": future.len(), "bookingIds": future }))
         .into());
     }
     diesel::update(room::table.find(code))

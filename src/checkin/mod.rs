@@ -48,7 +48,7 @@ impl Command for CheckIn {
 async fn check_in(conn: &mut Conn, id: i64, ctx: &Ctx<'_>) -> Result<Booking, CommandError> {
     let before = lock_for(conn, id, ctx.principal, Act::CheckIn, None).await?;
     if !before.check_in_required {
-        return Err(ApiError::new(ErrorCode::CheckInNotRequired, "이 예약은 체크인이 필요 없습니다.").into());
+        return Err(ApiError::worded(ErrorCode::CheckInNotRequired, serde_json::json!({})).into());
     }
     if before.status != Status::Confirmed {
         return Err(invalid_state(before.status).into());
@@ -58,15 +58,15 @@ async fn check_in(conn: &mut Conn, id: i64, ctx: &Ctx<'_>) -> Result<Booking, Co
     }
     let (opens, closes) = ctx.policy.check_in_window(before.starts_at);
     if ctx.now < opens || ctx.now >= closes {
-        return Err(ApiError::new(
+        return Err(ApiError::worded(
             ErrorCode::CheckInClosed,
-            format!(
-                "체크인은 시작 {}분 전부터 시작 후 {}분까지 할 수 있습니다.",
-                ctx.policy.check_in_open.num_minutes(),
-                ctx.policy.check_in_grace.num_minutes()
-            ),
+            serde_json::json!({
+                "opensAt": opens,
+                "closesAt": closes,
+                "opensMinutesBefore": ctx.policy.check_in_open.num_minutes(),
+                "closesMinutesAfter": ctx.policy.check_in_grace.num_minutes(),
+            }),
         )
-        .with_details(serde_json::json!({ "opensAt": opens, "closesAt": closes }))
         .into());
     }
     diesel::update(reservation::table.find(id))

@@ -30,16 +30,16 @@ pub fn may(principal: &Principal, booking: &Booking, act: Act) -> bool {
 }
 
 pub fn not_organizer() -> ApiError {
-    ApiError::new(ErrorCode::NotOrganizer, "예약한 사람(또는 관리자)만 바꿀 수 있습니다.")
+    ApiError::worded(ErrorCode::NotOrganizer, serde_json::json!({}))
 }
 
 /// A door display books its own room only, and only that room.
 pub fn ensure_may_book(principal: &Principal, rooms: &[String]) -> Result<(), ApiError> {
     match principal.display_room() {
-        Some(room) if rooms.len() != 1 || rooms[0] != room => {
-            Err(ApiError::new(ErrorCode::Forbidden, "도어 디스플레이는 자기 회의실만 예약할 수 있습니다.")
-                .with_details(serde_json::json!({ "field": "rooms" })))
-        }
+        Some(room) if rooms.len() != 1 || rooms[0] != room => Err(ApiError::worded(
+            ErrorCode::Forbidden,
+            serde_json::json!({ "field": "rooms", "reason": "display_own_room" }),
+        )),
         _ => Ok(()),
     }
 }

@@ -105,16 +105,11 @@ impl TimeRange {
     pub fn new(starts_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Result<Self, ApiError> {
         for (field, t) in [("startsAt", starts_at), ("endsAt", ends_at)] {
             if t.second() != 0 || t.nanosecond() != 0 {
-                return Err(ApiError::new(
-                    ErrorCode::TimeNotMinuteAligned,
-                    "예약 시간은 분 단위로 정해야 합니다 (초는 0이어야 합니다).",
-                )
-                .with_details(serde_json::json!({ "field": field })));
+                return Err(ApiError::worded(ErrorCode::TimeNotMinuteAligned, serde_json::json!({ "field": field })));
             }
         }
         if ends_at <= starts_at {
-            return Err(ApiError::new(ErrorCode::InvalidTimeRange, "끝나는 시간은 시작 시간보다 뒤여야 합니다.")
-                .with_details(serde_json::json!({ "field": "endsAt" })));
+            return Err(ApiError::worded(ErrorCode::InvalidTimeRange, serde_json::json!({ "field": "endsAt" })));
         }
         let range = TimeRange { starts_at, ends_at };
         range.ensure_at_most(MAX_LENGTH.num_minutes() as i32)?;
@@ -129,11 +124,10 @@ impl TimeRange {
     /// Refuses a range longer than a room allows (`BOOKING_TOO_LONG`).
     pub fn ensure_at_most(&self, max_minutes: i32) -> Result<(), ApiError> {
         if self.ends_at - self.starts_at > Duration::minutes(i64::from(max_minutes)) {
-            return Err(ApiError::new(
+            return Err(ApiError::worded(
                 ErrorCode::BookingTooLong,
-                format!("예약은 최대 {max_minutes}분까지 할 수 있습니다."),
-            )
-            .with_details(serde_json::json!({ "field": "endsAt", "maxMinutes": max_minutes })));
+                serde_json::json!({ "field": "endsAt", "maxMinutes": max_minutes }),
+            ));
         }
         Ok(())
     }
@@ -146,8 +140,7 @@ impl TimeRange {
     pub fn ensure_not_past(&self, now: DateTime<Utc>) -> Result<(), ApiError> {
         let this_minute = now.duration_trunc(Duration::minutes(1)).unwrap_or(now);
         if self.starts_at < this_minute {
-            return Err(ApiError::new(ErrorCode::BookingInPast, "지난 시간은 예약할 수 없습니다.")
-                .with_details(serde_json::json!({ "field": "startsAt" })));
+            return Err(ApiError::worded(ErrorCode::BookingInPast, serde_json::json!({ "field": "startsAt" })));
         }
         Ok(())
     }

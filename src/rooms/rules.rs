@@ -37,8 +37,10 @@ pub async fn resolve(
 pub fn ensure_within_horizon(rooms: &LinkedRooms, range: &TimeRange, ctx: &Ctx<'_>) -> Result<(), ApiError> {
     match rooms.horizon_days() {
         Some(days) if !ctx.principal.is_admin() && range.starts_at() >= ctx.now + Duration::days(i64::from(days)) => {
-            Err(ApiError::new(ErrorCode::BeyondHorizon, format!("이 회의실은 {days}일 앞까지만 예약할 수 있습니다."))
-                .with_details(serde_json::json!({ "field": "startsAt", "horizonDays": days })))
+            Err(ApiError::worded(
+                ErrorCode::BeyondHorizon,
+                serde_json::json!({ "field": "startsAt", "horizonDays": days }),
+            ))
         }
         _ => Ok(()),
     }
@@ -104,11 +106,10 @@ impl Quota {
         .get_result(conn)
         .await?;
         if counted.live + adding > i64::from(max) {
-            return Err(ApiError::new(
+            return Err(ApiError::worded(
                 ErrorCode::QuotaExceeded,
-                format!("앞으로의 예약은 한 사람당 {max}건까지 할 수 있습니다."),
+                serde_json::json!({ "maxActiveBookings": max, "active": counted.live, "adding": adding }),
             )
-            .with_details(serde_json::json!({ "maxActiveBookings": max, "active": counted.live, "adding": adding }))
             .into());
         }
         Ok(())

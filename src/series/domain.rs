@@ -31,9 +31,7 @@ pub struct Recurrence {
 }
 
 fn invalid(reason: impl Into<String>) -> ApiError {
-    let reason = reason.into();
-    ApiError::new(ErrorCode::InvalidRecurrence, format!("반복 규칙을 이해할 수 없습니다: {reason}"))
-        .with_details(json!({ "field": "recurrence", "reason": reason }))
+    ApiError::worded(ErrorCode::InvalidRecurrence, json!({ "field": "recurrence", "reason": reason.into() }))
 }
 
 fn is_weekday(s: &str) -> bool {
@@ -157,13 +155,17 @@ impl Recurrence {
 }
 
 fn too_long(n: usize) -> ApiError {
-    ApiError::new(ErrorCode::SeriesTooLong, format!("반복 예약은 {MAX_OCCURRENCES}회까지 할 수 있습니다."))
-        .with_details(json!({ "field": "recurrence", "maxOccurrences": MAX_OCCURRENCES, "occurrences": n }))
+    ApiError::worded(
+        ErrorCode::SeriesTooLong,
+        json!({ "field": "recurrence", "limit": "occurrences", "maxOccurrences": MAX_OCCURRENCES, "occurrences": n }),
+    )
 }
 
 fn too_far(last: DateTime<Utc>) -> ApiError {
-    ApiError::new(ErrorCode::SeriesTooLong, format!("반복 예약은 첫 회부터 {MAX_YEARS}년 안에 끝나야 합니다."))
-        .with_details(json!({ "field": "recurrence", "maxYears": MAX_YEARS, "lastOccurrence": last }))
+    ApiError::worded(
+        ErrorCode::SeriesTooLong,
+        json!({ "field": "recurrence", "limit": "years", "maxYears": MAX_YEARS, "lastOccurrence": last }),
+    )
 }
 
 fn earliest(tz: Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {

@@ -32,6 +32,7 @@ use crate::clock::Clock;
 use crate::command::{Pipeline, Principal};
 use crate::db::{self, Conn, DbError, DbStats, Pool};
 use crate::error::ApiError;
+use crate::i18n::{I18n, Lang};
 use crate::mail::reminders::EnqueueReminders;
 use crate::policy::Policy;
 
@@ -104,9 +105,10 @@ fn system() -> Principal {
     Principal::system("yeyak")
 }
 
-/// Who a no-show release names in the booking's history.
+/// Who a no-show release names in the booking's history: the catalogue's
+/// words in the default language (the history keeps the name as written).
 fn releaser() -> Principal {
-    Principal::system("yeyak (체크인 없어 자동 반납)")
+    Principal::system(&I18n::new(Lang::default()).t("history-actor-no-show"))
 }
 
 impl Sweeper {

@@ -65,3 +65,4 @@ mod unknown_key_flood;
 mod web;
 mod web_rooms;
 mod webhook_redirects;
+mod words_in_catalogues;

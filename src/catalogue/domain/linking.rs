@@ -77,29 +77,29 @@ impl LinkedRooms {
 }
 
 pub fn unknown_room(code: &str) -> ApiError {
-    ApiError::new(ErrorCode::UnknownRoom, format!("알 수 없는 회의실입니다: {code}"))
-        .with_details(serde_json::json!({ "field": "rooms", "room": code }))
+    ApiError::worded(ErrorCode::UnknownRoom, serde_json::json!({ "field": "rooms", "room": code }))
 }
 
 fn not_linkable(found: &[Bookable]) -> ApiError {
     let names: Vec<&str> = found.iter().map(|r| r.code.as_str()).collect();
     let suites: BTreeSet<Option<&str>> = found.iter().map(|r| r.suite.as_deref()).collect();
-    let hint = match (suites.len(), found[0].suite_members.as_slice()) {
+    // Why, for the catalogue's words: a run of one suite with examples of
+    // what may go together, a gap in a small suite, or rooms of no one suite.
+    let details = match (suites.len(), found[0].suite_members.as_slice()) {
         (1, members) if members.len() >= 3 && found[0].suite.is_some() => {
             let runs: Vec<String> =
                 (2..=members.len()).flat_map(|len| members.windows(len).map(|w| w.join("+"))).take(4).collect();
-            format!(
-                " (예: {}). {}+{}처럼 가운데를 건너뛸 수 없습니다.",
-                runs.join(", "),
-                members[0],
-                members[members.len() - 1]
-            )
+            serde_json::json!({
+                "field": "rooms", "rooms": names, "reason": "suite_run",
+                "examples": runs.join(", "), "first": members[0], "last": members[members.len() - 1],
+            })
         }
-        (1, _) if found[0].suite.is_some() => " 가운데 방을 건너뛸 수 없습니다.".to_owned(),
-        _ => " 서로 다른 묶음이거나 묶음이 없는 방은 따로 예약해 주세요.".to_owned(),
+        (1, _) if found[0].suite.is_some() => {
+            serde_json::json!({ "field": "rooms", "rooms": names, "reason": "suite_gap" })
+        }
+        _ => serde_json::json!({ "field": "rooms", "rooms": names, "reason": "apart" }),
     };
-    ApiError::new(ErrorCode::RoomCombinationNotAllowed, format!("이어진 회의실만 함께 예약할 수 있습니다{hint}"))
-        .with_details(serde_json::json!({ "field": "rooms", "rooms": names }))
+    ApiError::worded(ErrorCode::RoomCombinationNotAllowed, details)
 }
 
 /// See [`RoomCatalog::combinations`]; `rooms` must be active and ordered.

@@ -18,7 +18,11 @@ use crate::error::ApiError;
 pub use change::{NewRoom, NewRoomBody, RoomPatch, RoomPatchBody};
 pub use linking::{combinations, unknown_room, Bookable, LinkedRooms};
 
-/// Area a room belongs to when none is given.
+/// Area a room belongs to when none is given. Data, not a text: the same
+/// value as the `area` column's default in
+/// `migrations/2026-12-01-000001_rooms_as_data/up.sql` (rooms keep it as
+/// entered, in every language), so it is the one Hangul literal outside
+/// `i18n/` that `tests/api/words_in_catalogues.rs` allows, by name.
 pub const DEFAULT_AREA: &str = "본관";
 pub const DEFAULT_CAPACITY: i32 = 8;
 pub const DEFAULT_MAX_DURATION_MINUTES: i32 = 720;

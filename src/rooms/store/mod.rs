@@ -118,8 +118,8 @@ pub async fn lock_for(
     }
     if let Some(expected) = expected_version {
         if expected != booking.version {
-            return Err(ApiError::new(ErrorCode::VersionConflict, "예약이 그사이 바뀌었습니다. 다시 불러와 주세요.")
-                .with_details(serde_json::json!({ "expectedVersion": expected, "currentVersion": booking.version }))
+            let details = serde_json::json!({ "expectedVersion": expected, "currentVersion": booking.version });
+            return Err(ApiError::worded(ErrorCode::VersionConflict, details)
                 .with_current_revision(i64::from(booking.version))
                 .into());
         }
@@ -127,15 +127,10 @@ pub async fn lock_for(
     Ok(booking)
 }
 
+/// A booking in a state that refuses the change; the catalogue words it
+/// from `what` and `state` ("이미 취소된 예약입니다.").
 pub fn invalid_state(status: Status) -> ApiError {
-    let text = match status {
-        Status::Cancelled => "이미 취소된 예약입니다.",
-        Status::Rejected => "거절된 예약입니다.",
-        Status::Released => "자동 반납된 예약입니다.",
-        Status::Pending => "승인을 기다리는 예약입니다.",
-        Status::Confirmed => "확정된 예약입니다.",
-    };
-    ApiError::new(ErrorCode::InvalidState, text).with_details(serde_json::json!({ "state": status.as_str() }))
+    ApiError::worded(ErrorCode::InvalidState, serde_json::json!({ "what": "booking", "state": status.as_str() }))
 }
 
 /// CANCELLED with its copies inactive, for live bookings among `ids`;

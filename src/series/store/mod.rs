@@ -67,15 +67,9 @@ pub struct Taken {
     pub booking_id: i64,
 }
 
+/// The catalogue counts the dates from `conflicts` ("이미 예약된 날짜가 2개 있습니다. …").
 pub(crate) fn conflict(taken: Vec<Taken>) -> ApiError {
-    ApiError::new(
-        ErrorCode::SeriesConflict,
-        format!(
-            "이미 예약된 날짜가 {}개 있습니다. 나머지만 예약하려면 onConflict를 skip으로 보내 주세요.",
-            taken.len()
-        ),
-    )
-    .with_details(json!({ "conflicts": taken }))
+    ApiError::worded(ErrorCode::SeriesConflict, json!({ "conflicts": taken }))
 }
 
 /// For each range, the first live booking holding any of `rooms` then

@@ -3,7 +3,12 @@
 api-MALFORMED_REQUEST = Please check the request: { $field } ({ $reason })
 api-IDEMPOTENCY_KEY_REQUIRED = An Idempotency-Key header is required.
 api-UNAUTHENTICATED = A valid `Authorization: Bearer <api key>` is required.
-api-FORBIDDEN = You may not do this.
+api-FORBIDDEN =
+    { $reason ->
+        [display_own_room] A door display may book its own room only.
+        [app_password_person] Only a signed-in person may create app passwords.
+       *[other] You may not do this.
+    }
 api-OWNER_MISMATCH = This belongs to another owner.
 api-NOT_FOUND = Not found: { $what }
 api-IDEMPOTENCY_FINGERPRINT_CONFLICT = This Idempotency-Key was already used for a different request.
@@ -12,7 +17,24 @@ api-CAPACITY_EXHAUSTED_OR_STALE = No capacity is left, or it changed meanwhile.
 api-STALE_REVISION = It changed meanwhile (current revision { $currentRevision }).
 api-POLICY_VERSION_MISMATCH = The policy version differs.
 api-RESOURCE_CLOSED = This resource is closed.
-api-INVALID_STATE = Not possible in the current state.
+api-INVALID_STATE =
+    { $what ->
+        [booking]
+            { $state ->
+                [CANCELLED] This booking is already cancelled.
+                [REJECTED] This booking was rejected.
+                [RELEASED] This booking was released automatically.
+                [PENDING] This booking awaits approval.
+                [CONFIRMED] This booking is confirmed.
+               *[other] Not possible in the current state.
+            }
+        [room]
+            { $state ->
+                [RETIRED] This room is retired.
+               *[other] Not possible in the current state.
+            }
+       *[other] Not possible in the current state.
+    }
 api-CAPACITY_AVAILABLE = Capacity is still available: take a hold instead of waiting.
 api-HOLD_EXPIRED = The hold has expired.
 api-OFFER_EXPIRED = The offer has expired.
@@ -20,26 +42,43 @@ api-PAYLOAD_TOO_LARGE = The request body is too large.
 api-UNSUPPORTED_MEDIA_TYPE = The body must be application/json.
 api-ADMISSION_REJECTED = Too busy right now; retry shortly.
 api-ROOM_TIME_TAKEN = This time is already booked
-api-ROOM_COMBINATION_NOT_ALLOWED = Only adjoining rooms may be booked together.
+api-ROOM_COMBINATION_NOT_ALLOWED =
+    { $reason ->
+        [suite_run] Only adjoining rooms may be booked together. For example { $examples }; { $first }+{ $last } cannot skip the rooms between.
+        [suite_gap] Only adjoining rooms may be booked together. A room in between cannot be skipped.
+       *[other] Only adjoining rooms may be booked together. Book rooms of different suites, or outside any suite, separately.
+    }
 api-UNKNOWN_ROOM = Unknown room: { $room }
 api-INVALID_TIME_RANGE = The end must be after the start.
-api-TIME_NOT_MINUTE_ALIGNED = Times must be whole minutes.
-api-BOOKING_TOO_LONG = This room may be booked for at most { $maxMinutes } minutes at a time.
+api-TIME_NOT_MINUTE_ALIGNED = Booking times must be whole minutes (seconds must be 0).
+api-BOOKING_TOO_LONG = A booking may last at most { $maxMinutes } minutes.
 api-BOOKING_IN_PAST = A time in the past cannot be booked.
 api-BEYOND_HORIZON = This room may be booked at most { $horizonDays } days ahead.
-api-SERIES_TOO_LONG = The series is too long.
-api-INVALID_RECURRENCE = The recurrence rule is not understood.
-api-VERSION_CONFLICT = Someone changed it meanwhile (current version { $currentVersion }).
+api-SERIES_TOO_LONG =
+    { $limit ->
+        [years] A series must end within { $maxYears } years of its first occurrence.
+       *[occurrences] A series may have at most { $maxOccurrences } occurrences.
+    }
+api-INVALID_RECURRENCE = The recurrence rule is not understood: { $reason }
+api-VERSION_CONFLICT = The booking changed meanwhile (current version { $currentVersion }); reload it.
 api-NOT_ORGANIZER = Only the organizer or an admin may change it.
 api-RESOURCE_CODE_TAKEN = A resource with this code exists.
 api-QUOTA_EXCEEDED = Each person may have at most { $maxActiveBookings } upcoming bookings.
-api-CHECK_IN_CLOSED = Check-in is not open now.
+api-CHECK_IN_CLOSED = Check-in is open from { $opensMinutesBefore } minutes before the start until { $closesMinutesAfter } minutes after it.
 api-CHECK_IN_NOT_REQUIRED = This booking needs no check-in.
-api-SERIES_CONFLICT = Some dates are already booked.
-api-ROOM_CODE_TAKEN = A room with this code exists.
-api-ROOM_POSITION_TAKEN = This position is taken.
-api-SUITE_IN_OTHER_AREA = Suite { $suite } is in another area.
-api-ROOM_HAS_FUTURE_BOOKINGS = This room has upcoming bookings.
+api-SERIES_CONFLICT =
+    { $conflicts ->
+        [one] One date is already booked.
+       *[other] { $conflicts } dates are already booked.
+    } To book only the rest, send onConflict as skip.
+api-ROOM_CODE_TAKEN = A room with this code exists: { $code }
+api-ROOM_POSITION_TAKEN = Position { $position } in { $area } already holds another room.
+api-SUITE_IN_OTHER_AREA = The rooms of suite { $suite } must be in one area.
+api-ROOM_HAS_FUTURE_BOOKINGS =
+    { $count ->
+        [one] This room has one upcoming booking.
+       *[other] This room has { $count } upcoming bookings.
+    } To cancel them with it, set cancelFutureBookings.
 api-QUANTITY_EXCEEDS_CAPACITY = The quantity asked for exceeds the capacity.
 api-ALREADY_WAITING = You are already waiting for this resource.
 api-HOLD_LIFETIME_EXCEEDED = The hold would outlive its longest allowed life.
@@ -60,9 +99,19 @@ api-MALFORMED_REQUEST-plain = Please check the request.
 api-NOT_FOUND-plain = Not found.
 api-STALE_REVISION-plain = It changed meanwhile.
 api-UNKNOWN_ROOM-plain = Unknown room.
-api-BOOKING_TOO_LONG-plain = This is longer than the room may be booked for.
+api-BOOKING_TOO_LONG-plain = This is longer than a booking may last.
 api-BEYOND_HORIZON-plain = This room may not be booked that far ahead.
-api-VERSION_CONFLICT-plain = Someone changed it meanwhile.
+api-VERSION_CONFLICT-plain = The booking changed meanwhile; reload it.
 api-QUOTA_EXCEEDED-plain = Each person has a limit of upcoming bookings.
-api-SUITE_IN_OTHER_AREA-plain = That suite is in another area.
+api-SUITE_IN_OTHER_AREA-plain = The rooms of a suite must be in one area.
 api-RESERVED_TENANT-plain = This tenant name is reserved.
+api-FORBIDDEN-plain = You may not do this.
+api-INVALID_STATE-plain = Not possible in the current state.
+api-ROOM_COMBINATION_NOT_ALLOWED-plain = Only adjoining rooms may be booked together.
+api-SERIES_TOO_LONG-plain = The series is too long.
+api-INVALID_RECURRENCE-plain = The recurrence rule is not understood.
+api-CHECK_IN_CLOSED-plain = Check-in is not open now.
+api-SERIES_CONFLICT-plain = Some dates are already booked.
+api-ROOM_CODE_TAKEN-plain = A room with this code exists.
+api-ROOM_POSITION_TAKEN-plain = This position is taken.
+api-ROOM_HAS_FUTURE_BOOKINGS-plain = This room has upcoming bookings.

@@ -280,6 +280,9 @@ history-field-status = status
 history-field-checked-in-at = check-in
 history-field-released-at = released
 history-field-reason = reason
+# Who a booking's history names for yeyak's own release of a no-show (the
+# sweeper; written in the default language, Korean, as the history keeps it).
+history-actor-no-show = yeyak (released: no check-in)
 
 # Approvals (/admin/approvals, SPEC §12).
 approvals-title = Approvals
@@ -417,3 +420,7 @@ form-refused-series-conflict = { $count ->
 }
 form-refused-in-progress = The same request is being handled. Reload in a moment.
 form-refused-busy = Too many requests right now. Please try again in a moment.
+
+# The command line (`yeyak --help`, in English like the rest of its help;
+# the product name `예약` beside `yeyak`, SPEC §19).
+cli-about = yeyak (예약): meeting-room bookings and capacity reservations over PostgreSQL

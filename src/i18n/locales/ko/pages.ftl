@@ -274,6 +274,9 @@ history-field-status = 상태
 history-field-checked-in-at = 체크인
 history-field-released-at = 반납
 history-field-reason = 사유
+# Who a booking's history names for yeyak's own release of a no-show (the
+# sweeper; written in the default language, Korean, as the history keeps it).
+history-actor-no-show = yeyak (체크인 없어 자동 반납)
 
 # Approvals (/admin/approvals, SPEC §12).
 approvals-title = 예약 승인
@@ -390,3 +393,7 @@ form-refused-resubmitted = 이 양식은 이미 다른 내용으로 제출되었
 form-refused-series-conflict = 이미 예약된 날짜가 { $count }개 있습니다. 아래 날짜를 빼고 나머지만 예약할 수 있습니다.
 form-refused-in-progress = 같은 요청을 처리하고 있습니다. 잠시 후 새로 고쳐 주세요.
 form-refused-busy = 지금은 요청이 많습니다. 잠시 후 다시 시도해 주세요.
+
+# The command line (`yeyak --help`, in English like the rest of its help;
+# the product name `예약` beside `yeyak`, SPEC §19).
+cli-about = yeyak (예약): PostgreSQL 위의 회의실 예약과 수용량 예약
