@@ -107,3 +107,8 @@ pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
         }
     }
 }
+
+/// An [`ApiError`] for a page: its status and text, in the page's language.
+pub fn refused_page(err: &ApiError) -> super::WebError {
+    super::WebError::Message(status_of(err), super::pages::Message::refusal("error-not-done", err.clone()))
+}

@@ -37,7 +37,7 @@ pub async fn create_app_password(
         .pipeline
         .run(&crate::web::principal(&state, &user), None, &command)
         .await
-        .map_err(|e| crate::web::bookings::refused_page(&e))?;
+        .map_err(|e| crate::web::form::refused_page(&e))?;
     let message = Notice::ok(i18n.t1("app-password-created", "label", created.label.as_str()));
     let choice = user.language().unwrap_or(i18n.lang());
     render_account_in(&state, &req, &user, i18n, choice, Some(message), Some(created), StatusCode::OK).await
@@ -57,7 +57,7 @@ pub async fn revoke_app_password(
         .pipeline
         .run(&crate::web::principal(&state, &user), None, &command)
         .await
-        .map_err(|e| crate::web::bookings::refused_page(&e))?
+        .map_err(|e| crate::web::form::refused_page(&e))?
         .ok_or_else(not_found)?;
     let message = Notice::ok(PageI18n::of(&req).t1("app-password-revoked", "label", revoked.label.as_str()));
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await

@@ -24,11 +24,7 @@ use crate::state::AppState;
 
 /// Runs an account command as the signed-in admin; a refusal is its page.
 async fn run<C: Command>(state: &AppState, user: &StaffUser, command: &C) -> Result<C::Output, WebError> {
-    state
-        .pipeline
-        .run(&super::principal(state, user), None, command)
-        .await
-        .map_err(|e| super::bookings::refused_page(&e))
+    state.pipeline.run(&super::principal(state, user), None, command).await.map_err(|e| super::form::refused_page(&e))
 }
 
 pub fn admin_only(user: &StaffUser) -> Result<(), WebError> {
@@ -263,7 +259,7 @@ pub async fn add_key(
             let message = Notice::error(i18n.t1("keys-refused-reserved", "tenant", tenant.as_str()));
             return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
         }
-        Err(e) => return Err(super::bookings::refused_page(&e)),
+        Err(e) => return Err(super::form::refused_page(&e)),
     };
     let message = Notice::ok(i18n.t2("keys-created", "tenant", tenant.as_str(), "role", key.role.to_string()));
     render_staff(&state, &req, &user, Some(message), Some(key.secret), StatusCode::OK).await

@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
-use crate::web::bookings::refused_page;
+use crate::web::form::refused_page;
 use crate::web::form::{checked, form_key, refusal, status_of};
 use crate::web::language::PageI18n;
 use crate::web::pages::{self, nav, Nav, Notice};

@@ -1,0 +1,47 @@
+//! A booking as the booking pages find and describe it: loaded or 404,
+//! whether the signed-in person may change it, its time in words, and the
+//! day page that shows it.
+
+use actix_web::http::StatusCode;
+
+use crate::auth::staff::StaffUser;
+use crate::db::DbError;
+use crate::i18n::I18n;
+use crate::rooms::booking::{self as store, Booking};
+use crate::state::AppState;
+use crate::web::day::enc;
+use crate::web::{principal, WebError};
+
+/// The area a booking's rooms are in (for the page it returns to).
+pub(super) async fn area_of(state: &AppState, b: &Booking) -> String {
+    let catalogue = state.catalogue.current().await.ok();
+    catalogue
+        .as_ref()
+        .and_then(|c| b.rooms.first().and_then(|code| c.get(code)).map(|r| r.area.clone()))
+        .unwrap_or_default()
+}
+
+/// The day page of a booking, scrolled to it.
+pub(super) async fn day_of(state: &AppState, b: &Booking, flag: &str) -> String {
+    let date = b.starts_at.with_timezone(&state.policy().timezone).date_naive();
+    let area = enc(&area_of(state, b).await);
+    format!("/rooms?date={date}&area={area}&{flag}={id}#booking-{id}", id = b.id)
+}
+
+pub async fn load(state: &AppState, id: i64) -> Result<Booking, WebError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    store::find(&mut conn, id)
+        .await?
+        .ok_or_else(|| WebError::message(StatusCode::NOT_FOUND, "booking-not-found-heading", "booking-not-found"))
+}
+
+/// The organizer rule, as the commands judge it.
+pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
+    crate::rooms::access::may_change(&principal(state, user), &b.organizer_digest)
+}
+
+pub fn time_label(state: &AppState, i18n: &I18n, b: &Booking) -> String {
+    let tz = state.policy().timezone;
+    let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+    format!("{} {}–{}", i18n.date_compact(s.date_naive()), s.format("%H:%M"), e.format("%H:%M"))
+}
