@@ -122,10 +122,7 @@ fn read_invitation(door: &Door<'_>, body: &[u8]) -> Result<Invitation, DavError>
 /// The rooms an invitation names, as the catalogue spells their codes.
 async fn room_codes(door: &Door<'_>, inv: &Invitation) -> Result<RequestedRooms, DavError> {
     if inv.rooms.is_empty() {
-        return Err(DavError::Refused(ApiError::new(
-            ErrorCode::RoomRequired,
-            "회의실을 참석자로 초대해 주세요 (room-a@… 같은 주소).",
-        )));
+        return Err(DavError::Refused(ApiError::worded(ErrorCode::RoomRequired, serde_json::json!({}))));
     }
     let catalogue = door.state.catalogue.current().await?;
     let codes: Vec<String> = inv
@@ -142,8 +139,10 @@ async fn room_codes(door: &Door<'_>, inv: &Invitation) -> Result<RequestedRooms,
     Ok(RequestedRooms::parse(&codes)?)
 }
 
-fn title_of(inv: &Invitation) -> Result<Title, DavError> {
-    let summary = if inv.summary.trim().is_empty() { "회의" } else { inv.summary.as_str() };
+/// The event's `SUMMARY`, or "meeting" in the caller's language when it has none.
+fn title_of(door: &Door<'_>, inv: &Invitation) -> Result<Title, DavError> {
+    let untitled = crate::i18n::I18n::new(door.lang).t("dav-untitled");
+    let summary = if inv.summary.trim().is_empty() { untitled.as_str() } else { inv.summary.as_str() };
     Ok(Title::parse(summary)?)
 }
 
@@ -167,7 +166,7 @@ pub async fn put(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<Ht
     let inv = read_invitation(door, body)?;
     let wanted = Wanted {
         rooms: room_codes(door, &inv).await?,
-        title: title_of(&inv)?,
+        title: title_of(door, &inv)?,
         range: TimeRange::new(inv.starts_at, inv.ends_at)?,
     };
     let (calendar, _, member) = member_of(door, resource).await?;

@@ -65,9 +65,8 @@ pub fn status_of(err: &ApiError) -> StatusCode {
 }
 
 /// What a person reads for a refusal, in the page's language: a form's
-/// own words for a field it got wrong, else the API's message for the code
-/// (Korean keeps the message made where the refusal arose, which can say
-/// more, e.g. the check-in window's minutes).
+/// own words for a field it got wrong, else the catalogue's message for the
+/// code, its details as arguments (the check-in window's minutes).
 pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
     let field = err.details.get("field").and_then(|f| f.as_str()).unwrap_or("");
     let key = match err.code {

@@ -5,3 +5,5 @@ dav-home = Calendars
 dav-bookings = { $person }'s room bookings
 dav-inbox = Inbox
 dav-outbox = Outbox
+# The title of an event sent without a SUMMARY.
+dav-untitled = Meeting

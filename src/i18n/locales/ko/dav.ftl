@@ -5,3 +5,5 @@ dav-home = 캘린더
 dav-bookings = { $person }의 회의실 예약
 dav-inbox = 받은 일정
 dav-outbox = 보낼 일정
+# The title of an event sent without a SUMMARY.
+dav-untitled = 회의
