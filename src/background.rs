@@ -1,4 +1,5 @@
-//! Background work every process runs: the expiry sweeper's ticks and the
+//! Background work every process runs: the sweeper's ticks (expiry, no-shows,
+//! reminders and the retention purge, elected across processes) and the
 //! outbox delivery worker. Both are stopped with the server.
 
 use std::sync::Arc;
@@ -15,18 +16,6 @@ pub struct Background {
     sweeper: Arc<Sweeper>,
 }
 
-/// How often records past their retention are purged.
-const PURGE_EVERY: Duration = Duration::from_secs(60);
-
-/// What the retention job needs.
-pub struct Retention {
-    pub pool: crate::db::Pool,
-    pub clock: Arc<dyn crate::clock::Clock>,
-    pub keep: chrono::Duration,
-    pub bulkhead: Arc<crate::admission::Bulkhead>,
-    pub metrics: Arc<crate::metrics::Metrics>,
-}
-
 /// How many deliveries one worker pass takes.
 const DELIVERY_BATCH: i64 = 32;
 /// Passes one poll may run back to back while they come back full (a burst
@@ -34,13 +23,7 @@ const DELIVERY_BATCH: i64 = 32;
 const DELIVERY_PASSES: usize = 1000;
 
 impl Background {
-    pub fn spawn(
-        sweeper: Arc<Sweeper>,
-        sweep_every: Duration,
-        worker: DeliveryWorker,
-        poll_every: Duration,
-        retention: Retention,
-    ) -> Self {
+    pub fn spawn(sweeper: Arc<Sweeper>, sweep_every: Duration, worker: DeliveryWorker, poll_every: Duration) -> Self {
         let ticking = sweeper.clone();
         let sweep = tokio::spawn(async move {
             let mut interval = tokio::time::interval(sweep_every);
@@ -82,24 +65,7 @@ impl Background {
                 }
             }
         });
-        let purge = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(PURGE_EVERY);
-            interval.set_missed_tick_behavior(MissedTickBehavior::Skip);
-            loop {
-                interval.tick().await;
-                let _lane = retention.bulkhead.enter(crate::admission::Lane::Background).await;
-                match crate::idempotency::purge_expired(&retention.pool, retention.clock.now(), retention.keep).await {
-                    Ok(n) => {
-                        retention.metrics.idempotency_purged.inc_by(n as u64);
-                        if n > 0 {
-                            tracing::info!(purged = n, "idempotency records past retention purged");
-                        }
-                    }
-                    Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
-                }
-            }
-        });
-        Background { handles: vec![sweep, deliver, purge], sweeper }
+        Background { handles: vec![sweep, deliver], sweeper }
     }
 
     /// Stops both loops and gives up the sweeper's leadership at once.

@@ -145,13 +145,11 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         }),
     );
     let sweeper = Arc::new(
-        Sweeper::new(pool.clone(), db_stats.clone(), clock.clone(), &config.database_url, policy.offer_ttl)
-            .with_pipeline(pipeline.clone())
-            .with_bulkhead(admission.bulkhead.clone())
-            .with_metrics(metrics.clone())
+        Sweeper::of(pipeline.clone(), &config.database_url)
             .releasing_no_shows()
             .with_purge(crate::sweeper::purge::Purge {
                 retention: Duration::days(i64::from(config.retention_days)),
+                idempotency_retention: Duration::hours(i64::from(config.idempotency_retention_hours)),
                 batch: i64::from(config.purge_batch),
             })
             .with_reminders(policy.reminder_ahead),
@@ -174,13 +172,6 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
                 }
             },
             std::time::Duration::from_millis(config.outbox_poll_ms),
-            crate::background::Retention {
-                pool: pool.clone(),
-                clock: clock.clone(),
-                keep: Duration::hours(i64::from(config.idempotency_retention_hours)),
-                bulkhead: admission.bulkhead.clone(),
-                metrics: metrics.clone(),
-            },
         )
     });
     let listener = TcpListener::bind(config.bind).map_err(|cause| StartupError::Bind { addr: config.bind, cause })?;

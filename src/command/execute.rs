@@ -80,6 +80,23 @@ impl Pipeline {
         self
     }
 
+    /// What the pipeline runs on, for the work that shares it (the sweeper).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    pub fn admission(&self) -> &Arc<Admission> {
+        &self.admission
+    }
+
     pub fn policy(&self) -> &Policy {
         &self.policy
     }

@@ -141,23 +141,35 @@ impl StoredResponse {
     }
 }
 
-/// Records per purge statement, and at most this many statements per run.
+/// Records per purge statement of [`purge_expired`], and its statements.
 pub const PURGE_BATCH: i64 = 500;
 const PURGE_MAX_BATCHES: usize = 40;
 
 /// Removes records older than the retention (SPEC §4: kept at least 24 h by
-/// default), in small batches; returns how many went.
+/// default), in small batches; returns how many went. The server purges them
+/// in the sweeper's elected purge ([`purge_before`] with its batch size).
 pub async fn purge_expired(
     pool: &crate::db::Pool,
     now: chrono::DateTime<chrono::Utc>,
     retention: chrono::Duration,
 ) -> Result<usize, crate::db::DbError> {
     let mut conn = pool.get().await?;
+    Ok(purge_before(&mut conn, now - retention, PURGE_BATCH, PURGE_MAX_BATCHES).await?)
+}
+
+/// Records older than `cutoff`, `batch` per statement, until a batch comes
+/// back short or `max_batches` ran.
+pub async fn purge_before(
+    conn: &mut crate::db::Conn,
+    cutoff: chrono::DateTime<chrono::Utc>,
+    batch: i64,
+    max_batches: usize,
+) -> diesel::QueryResult<usize> {
     let mut total = 0;
-    for _ in 0..PURGE_MAX_BATCHES {
-        let n = store::purge_batch(&mut conn, now - retention, PURGE_BATCH).await?;
+    for _ in 0..max_batches {
+        let n = store::purge_batch(conn, cutoff, batch).await?;
         total += n;
-        if n < PURGE_BATCH as usize {
+        if (n as i64) < batch {
             break;
         }
     }

@@ -10,30 +10,29 @@
 //! change a tick makes is a command of the system principal, run by the same
 //! pipeline as a client's (its admission puts it in the background lane).
 
+mod bookings;
+mod holds;
+mod leader;
 pub mod on_demand;
 pub mod purge;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use leader::Gate;
+
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration as StdDuration, Instant};
+use std::time::Duration as StdDuration;
 
 use chrono::Duration;
-use diesel::sql_types::{BigInt, Bool};
-use diesel::QueryableByName;
-use diesel_async::RunQueryDsl;
-use futures_util::StreamExt;
 use serde::Serialize;
 use tokio::sync::Mutex;
 
-use crate::admission::{Admission, Bulkhead, Lane};
-use crate::capacity::expiry::{self, DrainBacklog, SettleResource};
-use crate::checkin::release::{ReleaseNoShows, BATCH as RELEASE_BATCH};
+use crate::admission::{Admission, Bulkhead};
+use crate::capacity::expiry::{self};
 use crate::clock::Clock;
 use crate::command::{Pipeline, Principal};
-use crate::db::{self, Conn, DbError, DbStats, Pool};
+use crate::db::{DbError, DbStats, Pool};
 use crate::error::ApiError;
 use crate::i18n::{I18n, Lang};
-use crate::mail::reminders::EnqueueReminders;
 use crate::policy::Policy;
 
 pub use expiry::{DueScope, SweepSummary};
@@ -60,19 +59,6 @@ pub enum TickOutcome {
     NotLeader,
     /// The previous tick of this process is still running.
     LocalBusy,
-}
-
-#[derive(QueryableByName)]
-struct Locked {
-    #[diesel(sql_type = Bool)]
-    locked: bool,
-}
-
-/// The leader gate's connection and whether its session holds the lock.
-#[derive(Default)]
-struct Gate {
-    conn: Option<Conn>,
-    held: bool,
 }
 
 pub struct Sweeper {
@@ -112,9 +98,29 @@ fn releaser() -> Principal {
 }
 
 impl Sweeper {
-    /// A sweeper with a pipeline of its own (no Redis, a small background
-    /// lane): what tests and benches build. The server shares its pipeline
-    /// through [`with_pipeline`](Self::with_pipeline).
+    /// The server's sweeper: its commands run through the server's one
+    /// pipeline (its policy, admission, metrics and pool), the purge in its
+    /// bulkhead's background lane.
+    pub fn of(pipeline: Arc<Pipeline>, database_url: &str) -> Self {
+        Sweeper {
+            pool: pipeline.pool().clone(),
+            clock: pipeline.clock().clone(),
+            metrics: pipeline.metrics().clone(),
+            bulkhead: Some(pipeline.admission().bulkhead.clone()),
+            pipeline,
+            database_url: database_url.to_owned(),
+            leader: Mutex::new(Gate::default()),
+            running: Mutex::new(()),
+            release_no_shows: false,
+            reminders: None,
+            drain: AtomicBool::new(true),
+            purge: purge::Purge::default(),
+        }
+    }
+
+    /// The sweeper of a process of its own, with that process's pipeline
+    /// (no Redis, a small background lane): what tests and benches build to
+    /// stand for another yeyak process on the same database.
     pub fn new(
         pool: Pool,
         stats: Arc<DbStats>,
@@ -154,134 +160,6 @@ impl Sweeper {
         }
     }
 
-    /// Runs the tick's commands through the server's pipeline (its policy,
-    /// admission and metrics).
-    pub fn with_pipeline(mut self, pipeline: Arc<Pipeline>) -> Self {
-        self.pipeline = pipeline;
-        self
-    }
-
-    /// Retention and batch size of the purge an elected tick runs.
-    pub fn with_purge(mut self, purge: purge::Purge) -> Self {
-        self.purge = purge;
-        self
-    }
-
-    /// The retention purge of one elected tick, in the background lane.
-    pub async fn purge(&self) -> Result<purge::Purged, DbError> {
-        let _lane = match &self.bulkhead {
-            Some(b) => b.enter(Lane::Background).await,
-            None => None,
-        };
-        let mut conn = self.pool.get().await?;
-        let purged = purge::run(&mut conn, self.purge, self.clock.now()).await?;
-        for (table, n) in [
-            ("staff_session", purged.sessions),
-            ("staff_login_throttle", purged.throttle),
-            ("address_login_throttle", purged.address_throttle),
-            ("notification_outbox", purged.deliveries),
-            ("notification_attempt", purged.attempts),
-        ] {
-            self.metrics.purged_rows.with_label_values(&[table]).inc_by(n);
-        }
-        if purged.total() > 0 {
-            tracing::info!(?purged, "rows past their retention purged");
-        }
-        Ok(purged)
-    }
-
-    /// Also enqueues booking reminders on each elected tick.
-    pub fn with_reminders(mut self, ahead: Option<Duration>) -> Self {
-        self.reminders = ahead;
-        self
-    }
-
-    /// Reminders due now, enqueued once each (their delivery ids decide).
-    pub async fn enqueue_reminders(&self) -> Result<usize, DbError> {
-        let Some(ahead) = self.reminders else { return Ok(0) };
-        self.pipeline.run(&system(), None, &EnqueueReminders { ahead }).await.map_err(unavailable)
-    }
-
-    /// Also releases no-show bookings on each elected tick.
-    pub fn releasing_no_shows(mut self) -> Self {
-        self.release_no_shows = true;
-        self
-    }
-
-    /// The booking side of a tick: no-shows released, a batch per
-    /// transaction, at most 20 batches a tick.
-    pub async fn release_no_shows(&self) -> Result<usize, DbError> {
-        if !self.release_no_shows {
-            return Ok(0);
-        }
-        let mut total = 0;
-        for _ in 0..20 {
-            let released = self
-                .pipeline
-                .run(&releaser(), None, &ReleaseNoShows { limit: RELEASE_BATCH })
-                .await
-                .map_err(unavailable)?;
-            total += released;
-            if (released as i64) < RELEASE_BATCH {
-                break;
-            }
-        }
-        self.metrics.sweeper_items.with_label_values(&["released_bookings"]).inc_by(total as u64);
-        Ok(total)
-    }
-
-    /// Off, every due resource takes the per-resource path, as before the
-    /// backlog drain existed: for tests and benches that compare the two.
-    pub fn set_backlog_drain(&self, enabled: bool) {
-        self.drain.store(enabled, Ordering::Relaxed);
-    }
-
-    /// Counts ticks and items in the application's metrics.
-    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
-        self.metrics = metrics;
-        self
-    }
-
-    /// Runs the purge in the bulkhead's background lane.
-    pub fn with_bulkhead(mut self, bulkhead: Arc<Bulkhead>) -> Self {
-        self.bulkhead = Some(bulkhead);
-        self
-    }
-
-    /// Whether this process holds the leader gate now, taking it if free.
-    pub async fn try_lead(&self) -> Result<bool, DbError> {
-        let mut gate = self.leader.lock().await;
-        if gate.conn.is_none() {
-            let conn = db::establish(&self.database_url).await.map_err(|e| DbError::Unavailable(e.to_string()))?;
-            *gate = Gate { conn: Some(conn), held: false };
-        }
-        // While we hold it, a live session is proof enough (session locks
-        // last as long as the session); taking it again would stack it.
-        let sql = if gate.held { "SELECT $1 > 0 AS locked" } else { "SELECT pg_try_advisory_lock($1) AS locked" };
-        let conn = gate.conn.as_mut().expect("connected above");
-        match diesel::sql_query(sql).bind::<BigInt, _>(LEADER_LOCK).get_result::<Locked>(conn).await {
-            Ok(row) => {
-                gate.held = row.locked;
-                Ok(row.locked)
-            }
-            Err(e) => {
-                // A broken gate connection: drop it, and with it any lock.
-                *gate = Gate::default();
-                Err(DbError::from(e))
-            }
-        }
-    }
-
-    /// Gives up leadership (shutdown, or a test that moves the lead).
-    pub async fn resign(&self) {
-        *self.leader.lock().await = Gate::default();
-    }
-
-    /// Whether this process holds the leader gate (as last checked).
-    pub async fn is_leader(&self) -> bool {
-        self.leader.lock().await.held
-    }
-
     /// One scheduled tick: skipped when busy or not leading.
     pub async fn tick(&self) -> Result<TickOutcome, DbError> {
         let outcome = self.tick_once().await;
@@ -307,120 +185,6 @@ impl Sweeper {
         self.enqueue_reminders().await?;
         self.purge().await?;
         Ok(TickOutcome::Elected(summary))
-    }
-
-    /// Holds this process's tick slot (what a running tick holds).
-    pub async fn hold_slot(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.running.lock().await
-    }
-
-    /// An admin's on-demand sweep: waits for a running tick, then works
-    /// without the leader gate (per-resource transactions, and drain batches
-    /// that skip locked rows, make that safe).
-    pub async fn sweep_now(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
-        let _slot = self.running.lock().await;
-        let summary = self.sweep(max_resources).await?;
-        self.release_no_shows().await?;
-        self.enqueue_reminders().await?;
-        Ok(summary)
-    }
-
-    /// The hand-off path first (at most `max_resources`, people wait there),
-    /// then the backlog drain with what is left of the tick's budget.
-    async fn sweep(&self, max_resources: i64) -> Result<SweepSummary, DbError> {
-        let started = Instant::now();
-        let now = self.clock.now();
-        let drain = AtomicBool::load(&self.drain, Ordering::Relaxed);
-        let scope = if drain { DueScope::HandOff } else { DueScope::All };
-        let mut summary = self.settle_each(max_resources, scope, now, started).await?;
-        if drain {
-            summary.add(&self.drain_backlog(now, started).await?);
-        }
-        Ok(summary)
-    }
-
-    /// Takes up to `max_resources` resources with due items in `scope`,
-    /// oldest first, and settles each in its own transaction within the tick
-    /// budget.
-    async fn settle_each(
-        &self,
-        max_resources: i64,
-        scope: DueScope,
-        now: chrono::DateTime<chrono::Utc>,
-        started: Instant,
-    ) -> Result<SweepSummary, DbError> {
-        let due = {
-            let mut conn = self.pool.get().await?;
-            let max_wait = self.pipeline.policy().waitlist_max_wait;
-            expiry::due_resources(&mut conn, now, max_wait, max_resources, scope).await?
-        };
-        // Resources are independent (one row lock each), so a few settle at
-        // once; the bulkhead's background lane bounds how many connections
-        // that takes from the API.
-        let mut settled = futures_util::stream::iter(due)
-            .map(|resource_id| self.settle(resource_id, now, started))
-            .buffer_unordered(PARALLEL);
-        let mut summary = SweepSummary::default();
-        while let Some(one) = settled.next().await {
-            let one = one?;
-            summary.add(&one);
-            self.count_items(&one);
-        }
-        Ok(summary)
-    }
-
-    /// Expires quiet resources' due holds in batches of [`DRAIN_BATCH`], one
-    /// transaction each, until none is left or the tick's budget is spent.
-    async fn drain_backlog(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-        started: Instant,
-    ) -> Result<SweepSummary, DbError> {
-        let mut summary = SweepSummary::default();
-        while started.elapsed() < TICK_BUDGET {
-            let drain = DrainBacklog { batch: DRAIN_BATCH, now };
-            let batch = self.pipeline.run(&system(), None, &drain).await.map_err(unavailable)?;
-            let one = SweepSummary {
-                scanned_resources: batch.resources,
-                expired_holds: batch.expired_holds,
-                released_units: batch.released_units,
-                ..SweepSummary::default()
-            };
-            summary.add(&one);
-            self.count_items(&one);
-            // Fewer candidates than a batch: nothing more is due. None
-            // expired: what is left is locked by others, for the next tick.
-            if batch.candidates < DRAIN_BATCH || batch.expired_holds == 0 {
-                break;
-            }
-        }
-        Ok(summary)
-    }
-
-    fn count_items(&self, one: &SweepSummary) {
-        let items = &self.metrics.sweeper_items;
-        for (kind, n) in [
-            ("expired_holds", one.expired_holds),
-            ("expired_offers", one.expired_offers),
-            ("expired_entries", one.expired_entries),
-            ("promoted_entries", one.promoted_entries),
-            ("released_units", one.released_units),
-        ] {
-            items.with_label_values(&[kind]).inc_by(n as u64);
-        }
-    }
-
-    /// One resource's transaction, unless the tick's budget is spent.
-    async fn settle(
-        &self,
-        resource_id: i64,
-        now: chrono::DateTime<chrono::Utc>,
-        started: Instant,
-    ) -> Result<SweepSummary, DbError> {
-        if started.elapsed() >= TICK_BUDGET {
-            return Ok(SweepSummary::default());
-        }
-        self.pipeline.run(&system(), None, &SettleResource { resource_id, now }).await.map_err(unavailable)
     }
 }
 

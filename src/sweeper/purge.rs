@@ -1,7 +1,9 @@
-//! Retention purge (SPEC §13: tables do not grow without bound). The elected
-//! sweeper deletes, each tick, rows older than the retention from the tables
-//! nothing else ever shrinks: expired sessions, sign-in throttle rows,
-//! delivered notifications and delivery attempt logs. Each DELETE takes at
+//! Retention purge (SPEC §4, §13: tables do not grow without bound), the one
+//! purge of the installation. The elected sweeper deletes, each tick, rows
+//! older than their retention from the tables nothing else ever shrinks:
+//! idempotency records (`YEYAK_IDEMPOTENCY_RETENTION_HOURS`), expired
+//! sessions, sign-in throttle rows, delivered notifications and delivery
+//! attempt logs (`YEYAK_RETENTION_DAYS`). Each DELETE takes at
 //! most `batch` rows by their `ctid` (a TID scan, no long lock), and a tick
 //! runs at most `MAX_BATCHES` of them per table, so a backlog drains over
 //! several ticks without starving the expiry work.
@@ -11,21 +13,23 @@ use diesel::sql_types::{Int8, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
 
+use crate::admission::Lane;
 use crate::db::{Conn, DbError};
 
 /// Batches one table gets per tick.
 pub const MAX_BATCHES: usize = 10;
 
-/// `YEYAK_RETENTION_DAYS` and `YEYAK_PURGE_BATCH`.
+/// `YEYAK_RETENTION_DAYS`, `YEYAK_IDEMPOTENCY_RETENTION_HOURS` and `YEYAK_PURGE_BATCH`.
 #[derive(Debug, Clone, Copy)]
 pub struct Purge {
     pub retention: Duration,
+    pub idempotency_retention: Duration,
     pub batch: i64,
 }
 
 impl Default for Purge {
     fn default() -> Self {
-        Purge { retention: Duration::days(30), batch: 1000 }
+        Purge { retention: Duration::days(30), idempotency_retention: Duration::hours(24), batch: 1000 }
     }
 }
 
@@ -33,6 +37,7 @@ impl Default for Purge {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Purged {
+    pub idempotency_records: u64,
     pub sessions: u64,
     pub throttle: u64,
     pub address_throttle: u64,
@@ -42,7 +47,12 @@ pub struct Purged {
 
 impl Purged {
     pub fn total(&self) -> u64 {
-        self.sessions + self.throttle + self.address_throttle + self.deliveries + self.attempts
+        self.idempotency_records
+            + self.sessions
+            + self.throttle
+            + self.address_throttle
+            + self.deliveries
+            + self.attempts
     }
 }
 
@@ -66,7 +76,9 @@ const ATTEMPTS: &str = "DELETE FROM notification_attempt WHERE ctid = ANY(ARRAY(
 /// Purges what is older than `now - retention`, in batches.
 pub async fn run(conn: &mut Conn, purge: Purge, now: DateTime<Utc>) -> Result<Purged, DbError> {
     let cutoff = now - purge.retention;
+    let records = crate::idempotency::purge_before(conn, now - purge.idempotency_retention, purge.batch, MAX_BATCHES);
     Ok(Purged {
+        idempotency_records: records.await? as u64,
         sessions: batches(conn, SESSIONS, cutoff, purge.batch).await?,
         throttle: batches(conn, THROTTLE, cutoff, purge.batch).await?,
         address_throttle: batches(conn, ADDRESS_THROTTLE, cutoff, purge.batch).await?,
@@ -91,4 +103,37 @@ async fn batches(conn: &mut Conn, sql: &'static str, cutoff: DateTime<Utc>, batc
         }
     }
     Ok(total)
+}
+
+impl super::Sweeper {
+    /// Retention and batch size of the purge an elected tick runs.
+    pub fn with_purge(mut self, purge: Purge) -> Self {
+        self.purge = purge;
+        self
+    }
+
+    /// The retention purge of one elected tick, in the background lane.
+    pub async fn purge(&self) -> Result<Purged, DbError> {
+        let _lane = match &self.bulkhead {
+            Some(b) => b.enter(Lane::Background).await,
+            None => None,
+        };
+        let mut conn = self.pool.get().await?;
+        let purged = run(&mut conn, self.purge, self.clock.now()).await?;
+        self.metrics.idempotency_purged.inc_by(purged.idempotency_records);
+        for (table, n) in [
+            ("idempotency_record", purged.idempotency_records),
+            ("staff_session", purged.sessions),
+            ("staff_login_throttle", purged.throttle),
+            ("address_login_throttle", purged.address_throttle),
+            ("notification_outbox", purged.deliveries),
+            ("notification_attempt", purged.attempts),
+        ] {
+            self.metrics.purged_rows.with_label_values(&[table]).inc_by(n);
+        }
+        if purged.total() > 0 {
+            tracing::info!(?purged, "rows past their retention purged");
+        }
+        Ok(purged)
+    }
 }
