@@ -7,8 +7,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::bookings::time_label;
-use super::form::{form_key, refusal, status_of};
+use super::form::{form_key, status_of};
 use super::language::PageI18n;
+use super::pages::refusal;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, principal, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::staff::StaffUser;

@@ -21,8 +21,9 @@ use crate::rooms::booking::{self as store, Booking};
 use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
 use crate::rooms::store::CreateBooking;
 use crate::state::AppState;
-use crate::web::form::{refusal, status_of};
+use crate::web::form::status_of;
 use crate::web::language::PageI18n;
+use crate::web::pages::refusal;
 use crate::web::{html_response, pages, FormData, WebError};
 
 /// How often the display redraws itself, in seconds.

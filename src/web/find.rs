@@ -8,8 +8,9 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::day::{enc, today};
-use super::form::{local_range, parse_date, parse_time, refusal};
+use super::form::{local_range, parse_date, parse_time};
 use super::language::PageI18n;
+use super::pages::refusal;
 use super::pages::{self, nav, Nav};
 use super::{html_response, Csrf, SignedIn, WebError};
 use crate::catalogue::domain::Equipment;

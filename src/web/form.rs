@@ -7,8 +7,7 @@ use chrono::{Duration, NaiveDate, NaiveTime};
 
 use super::grid;
 use super::FormData;
-use crate::error::{ApiError, ErrorCode};
-use crate::i18n::I18n;
+use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::TimeRange;
 use crate::state::AppState;
@@ -61,49 +60,6 @@ pub fn status_of(err: &ApiError) -> StatusCode {
     match err.code.status() {
         s if s.is_server_error() => StatusCode::SERVICE_UNAVAILABLE,
         s => s,
-    }
-}
-
-/// What a person reads for a refusal, in the page's language: a form's
-/// own words for a field it got wrong, else the catalogue's message for the
-/// code, its details as arguments (the check-in window's minutes).
-pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
-    let field = err.details.get("field").and_then(|f| f.as_str()).unwrap_or("");
-    let key = match err.code {
-        ErrorCode::MalformedRequest => Some(match field {
-            "title" => "form-field-title",
-            "rooms" => "form-field-rooms",
-            "date" => "form-field-date",
-            "start" | "end" => "form-field-times",
-            "code" => "form-field-code",
-            "name" => "form-field-name",
-            "area" => "form-field-area",
-            "suite" => "form-field-suite",
-            "capacity" => "form-field-capacity",
-            "equipment" => "form-field-equipment",
-            "position" => "form-field-position",
-            "maxDurationMinutes" => "form-field-max-duration",
-            "horizonDays" => "form-field-horizon",
-            "repeat_until" => "form-field-repeat-until",
-            "repeat" => "form-field-repeat",
-            _ => "form-field-other",
-        }),
-        ErrorCode::IdempotencyFingerprintConflict => Some("form-refused-resubmitted"),
-        ErrorCode::SeriesConflict => {
-            let n = err.details["conflicts"].as_array().map_or(0, Vec::len);
-            return i18n.t1("form-refused-series-conflict", "count", n);
-        }
-        ErrorCode::CommandInProgress => Some("form-refused-in-progress"),
-        ErrorCode::AdmissionRejected | ErrorCode::DatabaseUnavailable => Some("form-refused-busy"),
-        _ => None,
-    };
-    match key {
-        Some(key) => i18n.t(key),
-        None => {
-            let code = serde_json::to_value(err.code).ok().and_then(|c| c.as_str().map(str::to_owned));
-            code.and_then(|code| crate::i18n::api::message(i18n.lang(), &code, &err.details, &err.message))
-                .unwrap_or_else(|| err.message.clone())
-        }
     }
 }
 

@@ -147,7 +147,7 @@ pub async fn choose_language(
     let command = crate::auth::commands::SetLanguage { lang };
     if let Err(err) = state.pipeline.run(&crate::web::principal(&state, &user), None, &command).await {
         let i18n = PageI18n::of(&req);
-        let message = Notice::error(crate::web::form::refusal(&i18n, &err));
+        let message = Notice::error(crate::web::pages::refusal(&i18n, &err));
         return render_account(&state, &req, &user, Some(message), crate::web::form::status_of(&err)).await;
     }
     let i18n = PageI18n::in_lang(&req, lang);

@@ -15,8 +15,9 @@ use crate::idempotency::IdempotencyKey;
 use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
 use crate::web::form::refused_page;
-use crate::web::form::{checked, form_key, refusal, status_of};
+use crate::web::form::{checked, form_key, status_of};
 use crate::web::language::PageI18n;
+use crate::web::pages::refusal;
 use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, principal, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
 

@@ -13,8 +13,9 @@ use crate::rooms::store::CancelBooking;
 use crate::series::CancelSeries;
 use crate::state::AppState;
 use crate::web::day::enc;
-use crate::web::form::{form_key, refusal, status_of};
+use crate::web::form::{form_key, status_of};
 use crate::web::language::PageI18n;
+use crate::web::pages::refusal;
 use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, principal, Csrf, SignedIn, StaffForm, WebError};
 

@@ -14,8 +14,9 @@ use crate::rooms::store::CreateBooking;
 use crate::series::{CreateSeries, OnConflict};
 use crate::state::AppState;
 use crate::web::day::{self, room_choices, DayView};
-use crate::web::form::{form_key, form_range, parse_date, refusal, status_of};
+use crate::web::form::{form_key, form_range, parse_date, status_of};
 use crate::web::language::PageI18n;
+use crate::web::pages::refusal;
 use crate::web::{principal, FormData, StaffForm, WebError};
 
 /// What a booking form asked for: one booking or a series.

@@ -16,8 +16,9 @@ use crate::rooms::domain::Status;
 use crate::rooms::store::{move_to, MoveBooking};
 use crate::state::AppState;
 use crate::web::day::enc;
-use crate::web::form::{form_key, form_range, refusal, status_of};
+use crate::web::form::{form_key, form_range, status_of};
 use crate::web::language::PageI18n;
+use crate::web::pages::refusal;
 use crate::web::pages::{self, nav, Nav, Notice};
 use crate::web::{html_response, principal, Csrf, SignedIn, StaffForm, WebError};
 
