@@ -230,10 +230,7 @@ pub struct Row {
 impl Row {
     /// The event of this booking, addressed within `site`.
     pub fn event<'a>(&'a self, site: &Site<'_>) -> Event<'a> {
-        let shown = match &self.organizer_tenant {
-            Some(tenant) => format!("{} · {tenant}", self.organizer_name).into(),
-            None => self.organizer_name.as_str().into(),
-        };
+        let shown = crate::rooms::domain::shown_organizer(&self.organizer_name, self.organizer_tenant.as_deref());
         let organizer = match (&self.username, &self.display_name) {
             (Some(username), Some(name)) => Some(Organizer::person(name, self.email.as_deref(), username, site.base)),
             _ => None,

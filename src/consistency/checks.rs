@@ -37,11 +37,15 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "reservation_room_copy_mismatch",
         description: "room copies whose starts_at, ends_at or active differ from their reservation (active = confirmed, pending or released)",
-        violations_sql: "SELECT s.reservation_id, s.room, s.starts_at AS copy_starts_at, r.starts_at,
-                                s.ends_at AS copy_ends_at, r.ends_at, s.active, r.cancelled_at
-                           FROM reservation r JOIN reservation_room s ON s.reservation_id = r.id
-                          WHERE s.starts_at <> r.starts_at OR s.ends_at <> r.ends_at
-                             OR s.active <> (r.status IN ('CONFIRMED', 'PENDING', 'RELEASED'))",
+        violations_sql: concat!(
+            "SELECT s.reservation_id, s.room, s.starts_at AS copy_starts_at, r.starts_at,
+                    s.ends_at AS copy_ends_at, r.ends_at, s.active, r.cancelled_at
+               FROM reservation r JOIN reservation_room s ON s.reservation_id = r.id
+              WHERE s.starts_at <> r.starts_at OR s.ends_at <> r.ends_at
+                 OR s.active <> (r.status IN ",
+            crate::occupied_statuses!(),
+            ")"
+        ),
     },
     Check {
         name: "reservation_without_rooms",

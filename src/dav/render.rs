@@ -95,10 +95,6 @@ fn vtimezone(tz: Tz, offset_seconds: i32) -> Option<CalendarComponent> {
     CalendarComponent::from_str(&text).ok()
 }
 
-fn is_live(status: Status) -> bool {
-    matches!(status, Status::Confirmed | Status::Pending)
-}
-
 /// The properties every event of a member carries.
 fn base(e: &mut Event, b: &Booking, ctx: &Context<'_>, clock: Clock) {
     let names: Vec<&str> =
@@ -152,7 +148,7 @@ pub fn single(b: &Booking, ctx: &Context<'_>) -> String {
 /// A series as one master event with its exceptions; `None` when it has no
 /// live occurrence.
 pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<String> {
-    let live: Vec<&Booking> = occurrences.iter().filter(|o| is_live(o.status)).collect();
+    let live: Vec<&Booking> = occurrences.iter().filter(|o| o.status.is_live()).collect();
     let first = live.first()?;
     let (zone, clock) = match fixed_offset(ctx.tz, s.starts_at.with_timezone(&ctx.tz).year()) {
         Some(offset) => (vtimezone(ctx.tz, offset), Clock::Zoned(ctx.tz)),
@@ -178,7 +174,7 @@ pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<
     let mut overrides = Vec::new();
     for date in &rule_dates {
         let at = date.starts_at();
-        let occurrence = occurrences.iter().find(|o| o.occurrence_start == Some(at) && is_live(o.status));
+        let occurrence = occurrences.iter().find(|o| o.occurrence_start == Some(at) && o.status.is_live());
         let Some(o) = occurrence else {
             master.append_multi_property(clock.property("EXDATE", at));
             continue;

@@ -137,11 +137,13 @@ pub async fn members(
             Some(targets.iter().filter_map(|t| if let Target::Series(id) = t { Some(*id) } else { None }).collect()),
         ),
     };
-    let rows: Vec<Row> = diesel::sql_query(
+    let rows: Vec<Row> = diesel::sql_query(concat!(
         "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid, r.updated_at
            FROM reservation r
            LEFT JOIN dav_event d ON d.reservation_id = r.id AND d.staff_id = $3
-          WHERE r.series_id IS NULL AND r.status IN ('CONFIRMED', 'PENDING')
+          WHERE r.series_id IS NULL AND r.status IN ",
+        crate::live_statuses!(),
+        "
             AND ($1::text IS NULL OR r.organizer_digest = $1)
             AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = $2))
             AND ($5::timestamptz IS NULL OR tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)'))
@@ -155,11 +157,15 @@ pub async fn members(
             AND ($2::text IS NULL OR $2 = ANY(s.rooms))
             AND ($8::int8[] IS NULL OR s.id = ANY($8))
           GROUP BY s.id, d.name, d.uid
-         HAVING bool_or(r.status IN ('CONFIRMED', 'PENDING') AND r.ends_at > $4)
-            AND ($5::timestamptz IS NULL OR bool_or(r.status IN ('CONFIRMED', 'PENDING')
+         HAVING bool_or(r.status IN ",
+        crate::live_statuses!(),
+        " AND r.ends_at > $4)
+            AND ($5::timestamptz IS NULL OR bool_or(r.status IN ",
+        crate::live_statuses!(),
+        "
                  AND tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)')))
-          ORDER BY 1, 2",
-    )
+          ORDER BY 1, 2"
+    ))
     .bind::<Nullable<Text>, _>(scope.digest())
     .bind::<Nullable<Text>, _>(scope.room())
     .bind::<Nullable<Int8>, _>(scope.staff_id())

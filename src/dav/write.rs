@@ -27,7 +27,7 @@ use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::booking::{self, Booking};
-use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
+use crate::rooms::domain::{RequestedRooms, TimeRange, Title};
 use crate::rooms::store::{move_to, CancelBooking, CreateBooking, MoveBooking};
 use crate::series::domain::Recurrence;
 use crate::series::{CancelSeries, ChangeSeries, CreateSeries, OnConflict, SeriesChange};
@@ -329,11 +329,7 @@ async fn update_series(door: &Door<'_>, id: i64, inv: &Invitation, wanted: Wante
 /// overrides with other times move theirs (each an exception, as when
 /// changed through the booking routes).
 async fn apply_exceptions(door: &Door<'_>, occurrences: &[Booking], inv: &Invitation) -> Result<(), DavError> {
-    let live = |at: DateTime<Utc>| {
-        occurrences
-            .iter()
-            .find(|o| o.occurrence_start == Some(at) && matches!(o.status, Status::Confirmed | Status::Pending))
-    };
+    let live = |at: DateTime<Utc>| occurrences.iter().find(|o| o.occurrence_start == Some(at) && o.status.is_live());
     for at in &inv.exdates {
         if let Some(o) = live(*at) {
             run(door, &CancelBooking { id: o.id, expected_version: None }).await?;

@@ -101,20 +101,14 @@ impl Booking {
         }
     }
 
-    /// Who booked, as pages and calendars show it: the organizer name, and
-    /// for a booking made through an API key that key's tenant
-    /// (`김민지 · crm`), so an integration never passes for a colleague
-    /// (SPEC §20).
+    /// Who booked, as pages and calendars show it ([`super::domain::shown_organizer`]).
     pub fn shown_organizer(&self) -> Cow<'_, str> {
-        match &self.organizer_tenant {
-            Some(tenant) => format!("{} · {tenant}", self.organizer).into(),
-            None => self.organizer.as_str().into(),
-        }
+        super::domain::shown_organizer(&self.organizer, self.organizer_tenant.as_deref())
     }
 
     /// Whether it holds its rooms' time (and may be changed).
     pub fn is_live(&self) -> bool {
-        matches!(self.status, Status::Confirmed | Status::Pending)
+        self.status.is_live()
     }
 
     pub fn time(&self) -> TimeRange {
@@ -182,11 +176,12 @@ pub async fn list(
     diesel::sql_query(format!(
         "{BOOKING_COLUMNS}
           WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
-            AND ($3 OR r.status IN ('CONFIRMED', 'PENDING', 'RELEASED'))
+            AND ($3 OR r.status IN {occupied})
             AND ($4::timestamptz IS NULL OR (r.starts_at, r.id) > ($4, $5))
           GROUP BY r.id
           ORDER BY r.starts_at, r.id
-          LIMIT $6"
+          LIMIT $6",
+        occupied = crate::occupied_statuses!()
     ))
     .bind::<Timestamptz, _>(from)
     .bind::<Timestamptz, _>(to)
@@ -210,10 +205,11 @@ pub async fn list_in_rooms(
     diesel::sql_query(format!(
         "{BOOKING_COLUMNS}
           WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
-            AND r.status IN ('CONFIRMED', 'PENDING', 'RELEASED')
+            AND r.status IN {occupied}
             AND EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = ANY($3))
           GROUP BY r.id
-          ORDER BY r.starts_at, r.id"
+          ORDER BY r.starts_at, r.id",
+        occupied = crate::occupied_statuses!()
     ))
     .bind::<Timestamptz, _>(from)
     .bind::<Timestamptz, _>(to)
@@ -232,10 +228,11 @@ pub async fn list_of_organizer(
 ) -> QueryResult<Vec<Booking>> {
     diesel::sql_query(format!(
         "{BOOKING_COLUMNS}
-          WHERE r.organizer_digest = $1 AND r.ends_at > $2 AND r.status IN ('CONFIRMED', 'PENDING')
+          WHERE r.organizer_digest = $1 AND r.ends_at > $2 AND r.status IN {live}
           GROUP BY r.id
           ORDER BY r.starts_at, r.id
-          LIMIT $3"
+          LIMIT $3",
+        live = crate::live_statuses!()
     ))
     .bind::<Text, _>(organizer_digest)
     .bind::<Timestamptz, _>(from)

@@ -67,7 +67,38 @@ pub enum Status {
     Released,
 }
 
+/// The statuses that hold a room's time (SPEC §2, §12): what overlaps,
+/// quotas, availability and calendars count as booked. In SQL it is
+/// [`live_statuses!`](crate::live_statuses); the partial indexes and the
+/// `EXCLUDE` constraint's predicate in the migrations say the same.
+#[macro_export]
+macro_rules! live_statuses {
+    () => {
+        "('CONFIRMED', 'PENDING')"
+    };
+}
+
+/// The statuses whose time was taken: the live ones, and bookings released
+/// as no-shows (SPEC §11) for the time they held. Pages show them; copies
+/// of them are `active`.
+#[macro_export]
+macro_rules! occupied_statuses {
+    () => {
+        "('CONFIRMED', 'PENDING', 'RELEASED')"
+    };
+}
+
 impl Status {
+    /// [`live_statuses!`](crate::live_statuses) as values.
+    pub const LIVE: [Status; 2] = [Status::Confirmed, Status::Pending];
+    /// [`occupied_statuses!`](crate::occupied_statuses) as values.
+    pub const OCCUPIED: [Status; 3] = [Status::Confirmed, Status::Pending, Status::Released];
+
+    /// Whether a booking of this status holds its rooms' time.
+    pub fn is_live(self) -> bool {
+        Status::LIVE.contains(&self)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Confirmed => "CONFIRMED",
@@ -184,6 +215,17 @@ impl Title {
     }
 }
 
+/// Who booked, as every page, feed, calendar and mail shows it: the
+/// organizer's name and, for a booking made through an API key, that key's
+/// tenant (`김민지 · crm`), so an integration never passes for a colleague
+/// (SPEC §20).
+pub fn shown_organizer<'a>(name: &'a str, tenant: Option<&str>) -> std::borrow::Cow<'a, str> {
+    match tenant {
+        Some(tenant) => format!("{name} · {tenant}").into(),
+        None => name.into(),
+    }
+}
+
 /// The `[start, end)` of a calendar day in a zone, in UTC.
 pub fn day_bounds(tz: chrono_tz::Tz, date: chrono::NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
     use chrono::TimeZone;
@@ -239,5 +281,23 @@ mod tests {
             assert_eq!(Title::parse(bad).unwrap_err().details["field"], "title", "{bad:?}");
             assert_eq!(Title::parse_field("organizerName", bad).unwrap_err().details["field"], "organizerName");
         }
+    }
+
+    #[test]
+    fn the_status_sets_read_the_same_in_rust_and_sql() {
+        let sql = |set: &[Status]| {
+            format!("({})", set.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", "))
+        };
+        assert_eq!(crate::live_statuses!(), sql(&Status::LIVE));
+        assert_eq!(crate::occupied_statuses!(), sql(&Status::OCCUPIED));
+        let migrations = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/2026-12-01-000002_booking_lifecycle/up.sql"
+        ))
+        .unwrap();
+        assert!(
+            migrations.contains(&format!("WHERE status IN {}", crate::live_statuses!())),
+            "the live index's predicate"
+        );
     }
 }

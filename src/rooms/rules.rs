@@ -94,11 +94,11 @@ impl Quota {
         except: Option<i64>,
     ) -> Result<(), CommandError> {
         let Some(max) = self.max else { return Ok(()) };
-        let counted: Counted = diesel::sql_query(
+        let counted: Counted = diesel::sql_query(concat!(
             "SELECT count(*) AS live FROM reservation
-              WHERE organizer_digest = $1 AND status IN ('CONFIRMED', 'PENDING') AND ends_at > $2
-                AND id IS DISTINCT FROM $3",
-        )
+              WHERE organizer_digest = $1 AND ends_at > $2 AND id IS DISTINCT FROM $3 AND status IN ",
+            crate::live_statuses!()
+        ))
         .bind::<Text, _>(ctx.principal.digest().as_str())
         .bind::<Timestamptz, _>(ctx.now)
         .bind::<Nullable<Int8>, _>(except)

@@ -201,15 +201,17 @@ pub struct Upcoming {
 }
 
 pub async fn of_organizer(conn: &mut Conn, digest: &str, now: DateTime<Utc>) -> QueryResult<Vec<Upcoming>> {
-    diesel::sql_query(
+    diesel::sql_query(concat!(
         "SELECT s.id, s.title, s.recurrence, s.rooms, count(r.id) AS ahead, min(r.starts_at) AS next_start,
                 (array_agg(r.id ORDER BY r.starts_at))[1] AS next_id
            FROM booking_series s
-           JOIN reservation r ON r.series_id = s.id AND r.ends_at > $2 AND r.status IN ('CONFIRMED', 'PENDING')
+           JOIN reservation r ON r.series_id = s.id AND r.ends_at > $2 AND r.status IN ",
+        crate::live_statuses!(),
+        "
           WHERE s.organizer_digest = $1
           GROUP BY s.id
-          ORDER BY min(r.starts_at), s.id",
-    )
+          ORDER BY min(r.starts_at), s.id"
+    ))
     .bind::<Text, _>(digest)
     .bind::<Timestamptz, _>(now)
     .cached()
