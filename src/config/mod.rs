@@ -11,11 +11,15 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::identity::ConfiguredKey;
 
-/// The development API key that a fresh local install accepts (README).
-pub const DEV_API_KEYS: &str = "dev:admin:yeyak-dev-key";
+mod defaults;
+mod parse;
 
-/// `DATABASE_URL` when unset (SPEC §1).
-pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/yeyak";
+pub use defaults::{
+    DEFAULT_DATABASE_URL, DEV_ADMIN_PASSWORD, DEV_API_KEYS, DEV_SECRET_KEY, DISCOVERY_RETRY, MIN_ADMIN_PASSWORD_CHARS,
+    MIN_API_KEY_SECRET_CHARS, MIN_SECRET_KEY_CHARS,
+};
+pub use parse::{parse_api_keys, ApiKeyList};
+use parse::{parse_password_login, parse_public_url};
 
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -325,20 +329,6 @@ impl Config {
     }
 }
 
-/// The development defaults that must not face a network (SPEC §13).
-pub const DEV_ADMIN_PASSWORD: &str = "yeyak-admin";
-pub const DEV_SECRET_KEY: &str = "yeyak-dev-secret-change-me";
-
-/// Between failed OpenID discovery attempts (SPEC §16: no more often than
-/// every 30 s, at least every 60 s).
-pub const DISCOVERY_RETRY: std::ops::RangeInclusive<std::time::Duration> =
-    std::time::Duration::from_secs(30)..=std::time::Duration::from_secs(60);
-
-/// The shortest secrets a public bind accepts (SPEC §20), in characters.
-pub const MIN_ADMIN_PASSWORD_CHARS: usize = 12;
-pub const MIN_API_KEY_SECRET_CHARS: usize = 24;
-pub const MIN_SECRET_KEY_CHARS: usize = 32;
-
 impl Config {
     /// The variables still at a development default or too short, when the
     /// bind address is not loopback; yeyak refuses to start then (exit code 2).
@@ -377,31 +367,6 @@ impl Config {
             wanted.join(", ")
         )
     }
-}
-
-fn parse_public_url(raw: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(raw).map_err(|e| format!("not a URL: {e}"))?;
-    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-        return Err("must be http:// or https:// with a host".into());
-    }
-    Ok(url)
-}
-
-fn parse_password_login(raw: &str) -> Result<crate::identity::PasswordLogin, String> {
-    raw.parse()
-}
-
-/// Parsed `YEYAK_API_KEYS`.
-#[derive(Debug, Clone, Default)]
-pub struct ApiKeyList(pub Vec<ConfiguredKey>);
-
-fn parse_api_keys(raw: &str) -> Result<ApiKeyList, String> {
-    raw.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(ConfiguredKey::from_str)
-        .collect::<Result<Vec<_>, _>>()
-        .map(ApiKeyList)
 }
 
 #[cfg(test)]
