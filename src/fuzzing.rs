@@ -420,9 +420,19 @@ pub fn form_room(data: &[u8]) {
 /// The query strings of the day, week and find pages (`?date=…`), read
 /// with `serde_urlencoded` as `web::Query` does, then what each handler
 /// computes from the date (keep in step with src/web/day.rs, week.rs and
-/// find.rs, which do it inline).
+/// find.rs, which do it inline); and the reports' `?from=&to=`
+/// (`http::reports::RangeQuery`, `reports::domain::Period::parse`).
 pub fn page_query(data: &[u8]) {
     let Some(query) = text(data) else { return };
+    if let Ok(uri) = format!("/api/reports/utilisation?{query}").parse::<actix_web::http::Uri>() {
+        let req = TestRequest::default().uri(&uri.to_string()).to_http_request();
+        let range = crate::http::reports::RangeQuery::of(&req);
+        let today = now().with_timezone(&HOME).date_naive();
+        if let Ok(period) = crate::reports::domain::Period::parse(range.from.as_deref(), range.to.as_deref(), today) {
+            assert!(period.from() <= period.to(), "a period ends after it starts");
+            let _ = (day_bounds(HOME, period.from()), day_bounds(HOME, period.to()), period.slug());
+        }
+    }
     let day = serde_urlencoded::from_str::<web::day::DayQuery>(query).is_ok();
     let week = serde_urlencoded::from_str::<web::week::WeekQuery>(query).is_ok();
     let find = serde_urlencoded::from_str::<web::find::FindQuery>(query).is_ok();
