@@ -41,6 +41,8 @@ pub static ALL: &[&Operation] = &[
     &crate::auth::commands::CREATE_KEY,
     &crate::auth::commands::REVOKE_KEY,
     &crate::auth::commands::SET_LANGUAGE,
+    &crate::auth::commands::CHANGE_OWN_PASSWORD,
+    &crate::calendar::token::ROTATE,
     &crate::auth::app_password::CREATE,
     &crate::auth::app_password::REVOKE,
     &crate::display::ISSUE,

@@ -165,7 +165,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             {
                 let worker = DeliveryWorker::new(pool.clone(), clock.clone(), provider)
                     .with_bulkhead(admission.bulkhead.clone())
-                    .with_metrics(metrics.clone());
+                    .with_metrics(metrics.clone())
+                    .with_stats(db_stats.clone());
                 match &mailer {
                     Some(m) => worker.with_mail(Provider::Smtp(m.clone())),
                     None => worker,

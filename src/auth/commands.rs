@@ -22,6 +22,7 @@ pub static RESET_PASSWORD: Operation = Operation::new("staff.reset_password", &[
 pub static CREATE_KEY: Operation = Operation::new("key.create", &[Role::Admin]).creates();
 pub static REVOKE_KEY: Operation = Operation::new("key.revoke", &[Role::Admin]);
 pub static SET_LANGUAGE: Operation = Operation::new("staff.set_language", &[Role::Staff, Role::Admin]);
+pub static CHANGE_OWN_PASSWORD: Operation = Operation::new("staff.change_own_password", &[Role::Staff, Role::Admin]);
 
 /// A person as a command answers: who was changed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -185,5 +186,34 @@ impl Command for SetLanguage {
             return Err(ApiError::new(crate::error::ErrorCode::Forbidden, "only a person has a language").into());
         };
         Ok(staff::set_language(conn, id, Some(self.lang)).await?)
+    }
+}
+
+/// A person's own new password (SPEC §13, `/account`): the door has checked
+/// the current one (throttled like sign-ins) and hashed the new one; every
+/// other session of theirs ends, `keep_session` (this one) stays. `false`
+/// for a company account, which has no local password.
+pub struct ChangeOwnPassword {
+    pub password_hash: String,
+    pub keep_session: Option<String>,
+}
+
+impl Command for ChangeOwnPassword {
+    type Output = bool;
+
+    fn operation(&self) -> &'static Operation {
+        &CHANGE_OWN_PASSWORD
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "ownPassword": true })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<bool, CommandError> {
+        // An admin API key is nobody's account.
+        let Some(id) = ctx.principal.staff_id() else {
+            return Err(ApiError::new(crate::error::ErrorCode::Forbidden, "only a person has a password").into());
+        };
+        Ok(staff::set_password_in(conn, id, &self.password_hash, self.keep_session.as_deref()).await?)
     }
 }

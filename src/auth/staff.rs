@@ -193,16 +193,10 @@ pub async fn password_hash_of(conn: &mut Conn, id: i64) -> QueryResult<Option<St
     staff::table.find(id).select(staff::password_hash).first(conn).await.optional()
 }
 
-/// Sets a password and ends every session of that person except `keep` (the
-/// session making the change, if it is their own), in one transaction.
-pub async fn set_password(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
-    crate::db::begin(conn).await?;
-    let result = set_password_in(conn, id, hash, keep).await;
-    crate::db::finish(conn, result).await
-}
-
-/// [`set_password`] inside the caller's transaction. A company account has
-/// no local password to set (`false`, nothing changed).
+/// Sets a password and ends every session of that person except `keep`
+/// (the session making the change, if it is their own), inside the
+/// command's transaction. A company account has no local password to set
+/// (`false`, nothing changed).
 pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
     let changed = diesel::update(staff::table.find(id).filter(staff::source.eq("local")))
         .set(staff::password_hash.eq(hash))
@@ -218,23 +212,11 @@ pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<
     Ok(true)
 }
 
-/// Disables or enables a person; disabling ends their sessions in the same
-/// transaction (feeds and door displays check the flag on every request)
-/// and their calendar token and app passwords for good: its generation moves on, so enabling
-/// them again revives no feed address (SPEC §20; a new one is shown on
-/// `/account`).
-pub async fn set_disabled(
-    conn: &mut Conn,
-    id: i64,
-    disabled: bool,
-    now: DateTime<Utc>,
-) -> QueryResult<Option<StaffUser>> {
-    crate::db::begin(conn).await?;
-    let result = set_disabled_in(conn, id, disabled, now).await;
-    crate::db::finish(conn, result).await
-}
-
-/// [`set_disabled`] inside the caller's transaction.
+/// Disables or enables a person, inside the command's transaction. A
+/// disabled person's sessions end in the same transaction (feeds and door
+/// displays check the flag on every request) and their calendar token and
+/// app passwords for good: its generation moves on, so enabling them again
+/// revives no feed address (SPEC §20; a new one is shown on `/account`).
 pub async fn set_disabled_in(
     conn: &mut Conn,
     id: i64,

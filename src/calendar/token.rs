@@ -9,8 +9,10 @@ use diesel_async::RunQueryDsl;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::schema::staff_user as staff;
 use crate::db::Conn;
+use crate::error::{ApiError, ErrorCode};
 
 fn mac(secret: &[u8], id: i64, generation: i32) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("any key length");
@@ -65,6 +67,32 @@ pub async fn resolve(conn: &mut Conn, secret: &[u8], token: &str) -> QueryResult
 /// The current generation of a person's token.
 pub async fn generation(conn: &mut Conn, id: i64) -> QueryResult<i32> {
     staff::table.find(id).select(staff::calendar_generation).first(conn).await
+}
+
+/// A person's new feed address (SPEC §10, `/account`): the old one stops at
+/// once. Answers the new generation.
+pub struct RotateToken;
+
+pub static ROTATE: Operation = Operation::new("calendar_token.rotate", &[Role::Staff, Role::Admin]);
+
+impl Command for RotateToken {
+    type Output = i32;
+
+    fn operation(&self) -> &'static Operation {
+        &ROTATE
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::json!({ "rotate": "calendarToken" })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<i32, CommandError> {
+        // An admin API key is nobody's account.
+        let Some(id) = ctx.principal.staff_id() else {
+            return Err(ApiError::new(ErrorCode::Forbidden, "only a person has a calendar token").into());
+        };
+        Ok(rotate(conn, id).await?)
+    }
 }
 
 /// Ends the current token and returns the new one's generation.

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use chrono::Duration;
+use scoped_futures::ScopedFutureExt;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -41,6 +42,8 @@ pub struct DeliveryWorker {
     policy: RetryPolicy,
     bulkhead: Option<Arc<Bulkhead>>,
     metrics: Arc<crate::metrics::Metrics>,
+    /// Where retried transactions are counted (the process's pool statistics).
+    stats: Arc<db::DbStats>,
 }
 
 impl DeliveryWorker {
@@ -53,7 +56,14 @@ impl DeliveryWorker {
             policy: RetryPolicy::default(),
             bulkhead: None,
             metrics: Arc::default(),
+            stats: Arc::default(),
         }
+    }
+
+    /// Counts its retried transactions in the process's statistics.
+    pub fn with_stats(mut self, stats: Arc<db::DbStats>) -> Self {
+        self.stats = stats;
+        self
     }
 
     /// Delivers `mail` rows with this provider (SMTP).
@@ -107,55 +117,57 @@ impl DeliveryWorker {
             return Ok(Vec::new());
         }
         let now = self.clock.now();
-        let mut pooled = self.pool.get().await?;
-        let conn: &mut db::Conn = &mut pooled;
-        db::begin(conn).await?;
-        let settled = async {
-            let accepted: Vec<&Claimed> = sent
-                .iter()
-                .filter(|(_, o)| matches!(o, SendOutcome::Accepted | SendOutcome::Duplicate))
-                .map(|(n, _)| *n)
-                .collect();
-            let applied = store::mark_delivered_all(conn, &accepted, self.id, now).await?;
-            let mut out = Vec::with_capacity(sent.len());
-            let mut attempts = Vec::with_capacity(accepted.len());
-            for (n, outcome) in sent {
-                let recorded = match outcome {
-                    SendOutcome::Accepted => "ACCEPTED",
-                    SendOutcome::Duplicate => "DUPLICATE",
-                    failed => {
-                        out.push(match self.settle(conn, n, failed, now).await? {
-                            (_, false) => Settled::Stale,
-                            ("EXHAUSTED", true) => Settled::Exhausted,
-                            _ => Settled::Retried,
-                        });
-                        continue;
-                    }
-                };
-                let held = applied.iter().any(|(id, channel)| *id == n.delivery_id && *channel == n.channel);
-                attempts.push((*n, if held { recorded } else { "STALE" }));
-                out.push(if held { Settled::Delivered } else { Settled::Stale });
-                if held {
-                    let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
-                    self.metrics.outbox_delivery.observe(waited);
+        // Re-run from the start on a deadlock, like every transaction of a command.
+        let settled = db::transaction(&self.pool, &self.stats, |conn| {
+            async move {
+                let accepted: Vec<&Claimed> = sent
+                    .iter()
+                    .filter(|(_, o)| matches!(o, SendOutcome::Accepted | SendOutcome::Duplicate))
+                    .map(|(n, _)| *n)
+                    .collect();
+                let applied = store::mark_delivered_all(conn, &accepted, self.id, now).await?;
+                let mut out = Vec::with_capacity(sent.len());
+                let mut attempts = Vec::with_capacity(accepted.len());
+                for (n, outcome) in sent {
+                    let recorded = match outcome {
+                        SendOutcome::Accepted => "ACCEPTED",
+                        SendOutcome::Duplicate => "DUPLICATE",
+                        failed => {
+                            out.push(match self.settle(conn, n, failed, now).await? {
+                                (_, false) => Settled::Stale,
+                                ("EXHAUSTED", true) => Settled::Exhausted,
+                                _ => Settled::Retried,
+                            });
+                            continue;
+                        }
+                    };
+                    let held = applied.iter().any(|(id, channel)| *id == n.delivery_id && *channel == n.channel);
+                    attempts.push((*n, if held { recorded } else { "STALE" }));
+                    out.push(if held { Settled::Delivered } else { Settled::Stale });
                 }
+                store::record_attempts(conn, &attempts, self.id, now).await?;
+                Ok::<_, DbError>(out)
             }
-            store::record_attempts(conn, &attempts, self.id, now).await?;
-            Ok::<_, DbError>(out)
+            .scope_boxed()
+        })
+        .await?;
+        // Counted once the transaction held, not once per attempt of it.
+        for ((n, _), settled) in sent.iter().zip(&settled) {
+            if *settled == Settled::Delivered {
+                let waited = (now - n.created_at).num_milliseconds().max(0) as f64 / 1000.0;
+                self.metrics.outbox_delivery.observe(waited);
+            }
         }
-        .await;
-        db::finish(conn, settled).await
+        Ok(settled)
     }
 
     /// Sends and settles one delivery; says how it was settled.
     async fn deliver_one(&self, n: &Claimed) -> Result<Settled, DbError> {
         let outcome = self.send(n).await;
         let now = self.clock.now();
-        let mut pooled = self.pool.get().await?;
-        let conn: &mut db::Conn = &mut pooled;
-        db::begin(conn).await?;
-        let settled = self.settle(conn, n, &outcome, now).await;
-        let (label, applied) = db::finish(conn, settled).await?;
+        let outcome = &outcome;
+        let (label, applied) =
+            db::transaction(&self.pool, &self.stats, |conn| self.settle(conn, n, outcome, now).scope_boxed()).await?;
         Ok(match (label, applied) {
             (_, false) => Settled::Stale,
             ("DELIVERED", true) => {

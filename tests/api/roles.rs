@@ -82,6 +82,10 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("key.revoke", &[Admin]),
     // §19, §21: the signed-in person's own choice on /account.
     ("staff.set_language", &[Staff, Admin]),
+    // §13: a person changes their own password on /account.
+    ("staff.change_own_password", &[Staff, Admin]),
+    // §10: a person replaces their own feed address on /account.
+    ("calendar_token.rotate", &[Staff, Admin]),
     // §17: a person makes and revokes their app passwords on /account.
     ("app_password.create", &[Staff, Admin]),
     ("app_password.revoke", &[Staff, Admin]),

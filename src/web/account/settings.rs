@@ -7,6 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::auth::app_password;
+use crate::auth::commands::ChangeOwnPassword;
 use crate::auth::staff::{self};
 use crate::auth::throttle;
 use crate::db::DbError;
@@ -110,10 +111,12 @@ pub async fn change_password(
         drop(conn);
         return again("account-password-wrong", StatusCode::BAD_REQUEST).await;
     }
-    let hash = place.hash(new).await;
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    staff::set_password(&mut conn, user.id, &hash, session_token(&req, &state).as_deref()).await?;
-    drop(conn);
+    let command = ChangeOwnPassword { password_hash: place.hash(new).await, keep_session: session_token(&req, &state) };
+    state
+        .pipeline
+        .run(&crate::web::principal(&state, &user), None, &command)
+        .await
+        .map_err(|e| crate::web::form::refused_page(&e))?;
     let message = Notice::ok(i18n.t("account-password-changed"));
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
@@ -124,9 +127,12 @@ pub async fn rotate_calendar_token(
     req: HttpRequest,
     StaffForm { user, .. }: StaffForm,
 ) -> Result<HttpResponse, WebError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    crate::calendar::token::rotate(&mut conn, user.id).await?;
-    drop(conn);
+    let principal = crate::web::principal(&state, &user);
+    state
+        .pipeline
+        .run(&principal, None, &crate::calendar::token::RotateToken)
+        .await
+        .map_err(|e| crate::web::form::refused_page(&e))?;
     let message = Notice::ok(PageI18n::of(&req).t("account-feed-rotated"));
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
