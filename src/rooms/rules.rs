@@ -55,6 +55,27 @@ pub fn initial_status(rooms: &LinkedRooms, ctx: &Ctx<'_>) -> Status {
     }
 }
 
+/// A booking that moves (a new time or new rooms; SPEC §11, §12): in rooms
+/// that need approval it needs approval again unless an admin moves it,
+/// and a check-in belonged to the time and rooms it was made for. The one
+/// rule for a booking's move and a series' retime; `moved` says whether
+/// this booking's time or rooms change. Answers its status and check-in.
+pub fn after_move(
+    status: Status,
+    checked_in_at: Option<chrono::DateTime<chrono::Utc>>,
+    moved: bool,
+    rooms: &LinkedRooms,
+    ctx: &Ctx<'_>,
+) -> (Status, Option<chrono::DateTime<chrono::Utc>>) {
+    if !moved {
+        return (status, checked_in_at);
+    }
+    match initial_status(rooms, ctx) {
+        Status::Pending => (Status::Pending, None),
+        _ => (status, None),
+    }
+}
+
 /// The quota lock of the acting organizer, held to the end of the
 /// transaction, when a quota is in force for them.
 pub struct Quota {

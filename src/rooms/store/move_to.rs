@@ -16,7 +16,7 @@ use crate::db::Conn;
 use crate::error::ApiError;
 use crate::rooms::access::Act;
 use crate::rooms::booking::{find, Booking};
-use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
+use crate::rooms::domain::{RequestedRooms, TimeRange, Title};
 use crate::rooms::{events, rules};
 
 pub static MOVE: Operation = Operation::new("booking.move", &[Role::Staff, Role::Admin, Role::Integration]);
@@ -67,11 +67,8 @@ async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Re
     let retimed = change.range != before.time();
     let new_rooms = rooms.codes();
     let rehoused = new_rooms != before.rooms;
-    // A new time in a room that needs approval needs approval again.
-    let status = match rules::initial_status(&rooms, ctx) {
-        Status::Pending if retimed || rehoused => Status::Pending,
-        _ => before.status,
-    };
+    let (status, checked_in_at) =
+        rules::after_move(before.status, before.checked_in_at, retimed || rehoused, &rooms, ctx);
     diesel::update(reservation::table.find(id))
         .set((
             reservation::title.eq(&title),
@@ -79,7 +76,7 @@ async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Re
             reservation::ends_at.eq(change.range.ends_at()),
             reservation::status.eq(status.as_str()),
             reservation::is_exception.eq(before.series_id.is_some() || before.is_exception),
-            reservation::checked_in_at.eq(if retimed || rehoused { None } else { before.checked_in_at }),
+            reservation::checked_in_at.eq(checked_in_at),
             reservation::check_in_required.eq(if rehoused {
                 rooms.check_in_required()
             } else {

@@ -16,7 +16,7 @@ use crate::db::Conn;
 use crate::error::ApiError;
 use crate::history::Action;
 use crate::rooms::booking::{find_many, Booking};
-use crate::rooms::domain::{Status, TimeRange, Title};
+use crate::rooms::domain::{TimeRange, Title};
 use crate::rooms::{events, rules};
 use crate::series::WithOccurrences;
 
@@ -71,9 +71,8 @@ async fn change(
     let retime = change.start_time.is_some() || change.end_time.is_some();
     let title = change.title.as_ref().map_or(series.title.clone(), |t| t.as_str().to_owned());
     let mut moved: Vec<(i64, TimeRange)> = Vec::with_capacity(before.len());
-    // Whether a retimed occurrence goes back to PENDING (the rooms need
-    // approval and the principal is no admin): decided with the rooms below.
-    let mut approval_again = false;
+    // The rooms, for the rule of a booking that moves (rules::after_move).
+    let mut linked = None;
     for b in &before {
         let range = if retime { retimed(b.starts_at, b.ends_at, change, tz)? } else { b.time() };
         range.ensure_not_past(ctx.now)?;
@@ -81,7 +80,6 @@ async fn change(
     }
     if retime && !moved.is_empty() {
         let rooms = rules::resolve(conn, &series.rooms, &moved[0].1, ctx).await?;
-        approval_again = rules::initial_status(&rooms, ctx) == Status::Pending;
         for (_, r) in &moved {
             r.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
             rules::ensure_within_horizon(&rooms, r, ctx)?;
@@ -99,18 +97,19 @@ async fn change(
             let taken = holders(conn, &series.rooms, &s, &e, Some(id)).await?;
             return Err(conflict(taken).into());
         }
+        linked = Some(rooms);
     }
     for (b, (bid, r)) in before.iter().zip(&moved) {
         let row = reservation::table.find(bid);
-        if retime {
-            let status = if approval_again && *r != b.time() { Status::Pending } else { b.status };
+        if let Some(rooms) = &linked {
+            let (status, checked_in_at) = rules::after_move(b.status, b.checked_in_at, *r != b.time(), rooms, ctx);
             diesel::update(row)
                 .set((
                     reservation::title.eq(&title),
                     reservation::status.eq(status.as_str()),
                     reservation::starts_at.eq(r.starts_at()),
                     reservation::ends_at.eq(r.ends_at()),
-                    reservation::checked_in_at.eq(None::<DateTime<Utc>>),
+                    reservation::checked_in_at.eq(checked_in_at),
                     reservation::version.eq(reservation::version + 1),
                     reservation::updated_at.eq(ctx.now),
                 ))
