@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{insert, Row};
+use super::{insert, NewRows};
 use crate::command::{Command, CommandError, Ctx, Operation, ResultCounter, Role};
 use crate::db::Conn;
 use crate::error::ApiError;
@@ -49,15 +49,14 @@ async fn create(conn: &mut Conn, new: &CreateBooking, ctx: &Ctx<'_>) -> Result<B
     let quota = rules::Quota::lock(conn, ctx).await?;
     let rooms = rules::resolve(conn, new.rooms.codes(), &new.range, ctx).await?;
     quota.ensure_room_for(conn, ctx, 1, None).await?;
-    let row = Row {
+    let row = NewRows {
         title: new.title.as_str(),
         organizer_name: new.organizer_name.as_str(),
-        range: new.range,
         status: rules::initial_status(&rooms, ctx),
         check_in_required: rooms.check_in_required(),
         series: None,
     };
-    let id = insert(conn, &row, &rooms.codes(), ctx).await?;
+    let id = insert(conn, &row, new.range, &rooms.codes(), ctx).await?;
     let booking = find(conn, id).await?.ok_or_else(ApiError::internal)?;
     events::created(conn, &[&booking], ctx).await?;
     Ok(booking)

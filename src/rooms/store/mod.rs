@@ -27,6 +27,7 @@ use super::booking::{find, find_many, Booking};
 use super::domain::{Status, TimeRange};
 use super::{access, events};
 use crate::command::{CommandError, Ctx, Principal};
+use crate::db::cached::CacheExt;
 use crate::db::schema::{reservation, reservation_room};
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
@@ -54,42 +55,75 @@ pub(crate) async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range:
     Ok(inserted == 1)
 }
 
-/// What a new reservation row holds.
-pub struct Row<'a> {
+/// What new reservation rows share: one booking's, or a series' occurrences'.
+pub struct NewRows<'a> {
     pub title: &'a str,
     pub organizer_name: &'a str,
-    pub range: TimeRange,
     pub status: Status,
     pub check_in_required: bool,
-    /// The series and where it put this occurrence.
-    pub series: Option<(i64, DateTime<Utc>)>,
+    /// The series they are occurrences of; each row's `occurrence_start` is
+    /// where the rule put it, its start.
+    pub series: Option<i64>,
 }
 
-/// Inserts a reservation and its room copies (rooms in position order); a
+#[derive(QueryableByName)]
+struct Inserted {
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    starts_at: DateTime<Utc>,
+}
+
+/// The one writer of reservation rows, stamped with who organizes them —
+/// the principal's digest, person and key tenant (SPEC §20) — in one
+/// statement however many: each new id with its start, in `ranges`' order.
+pub async fn insert_rows(
+    conn: &mut Conn,
+    rows: &NewRows<'_>,
+    ranges: &[TimeRange],
+    ctx: &Ctx<'_>,
+) -> QueryResult<Vec<(i64, DateTime<Utc>)>> {
+    use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz};
+    let (starts, ends): (Vec<_>, Vec<_>) = ranges.iter().map(|r| (r.starts_at(), r.ends_at())).unzip();
+    let inserted: Vec<Inserted> = diesel::sql_query(
+        "INSERT INTO reservation (title, organizer_name, organizer_digest, organizer_staff_id, organizer_tenant,
+                                  starts_at, ends_at, status, check_in_required, series_id, occurrence_start,
+                                  created_at, updated_at)
+         SELECT $1, $2, $3, $4, $11, o.s, o.e, $5, $6, $7, CASE WHEN $7 IS NULL THEN NULL ELSE o.s END, $8, $8
+           FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(s, e, ord)
+          ORDER BY o.ord
+         RETURNING id, starts_at",
+    )
+    .bind::<Text, _>(rows.title)
+    .bind::<Text, _>(rows.organizer_name)
+    .bind::<Text, _>(ctx.principal.digest().as_str())
+    .bind::<Nullable<Int8>, _>(ctx.principal.staff_id())
+    .bind::<Text, _>(rows.status.as_str())
+    .bind::<Bool, _>(rows.check_in_required)
+    .bind::<Nullable<Int8>, _>(rows.series)
+    .bind::<Timestamptz, _>(ctx.now)
+    .bind::<Array<Timestamptz>, _>(&starts)
+    .bind::<Array<Timestamptz>, _>(&ends)
+    .bind::<Nullable<Text>, _>(ctx.principal.key_tenant().map(|t| t.as_str()))
+    .cached()
+    .load(conn)
+    .await?;
+    Ok(inserted.into_iter().map(|i| (i.id, i.starts_at)).collect())
+}
+
+/// Inserts one booking and its room copies (rooms in position order); a
 /// taken room is `RoomTimeTaken` (the caller's savepoint rolls back). Returns
 /// the new id.
-pub async fn insert(conn: &mut Conn, row: &Row<'_>, rooms: &[String], ctx: &Ctx<'_>) -> Result<i64, CommandError> {
-    let id: i64 = diesel::insert_into(reservation::table)
-        .values((
-            reservation::title.eq(row.title),
-            reservation::organizer_name.eq(row.organizer_name),
-            reservation::organizer_digest.eq(ctx.principal.digest().as_str()),
-            reservation::organizer_staff_id.eq(ctx.principal.staff_id()),
-            reservation::organizer_tenant.eq(ctx.principal.key_tenant().map(|t| t.as_str())),
-            reservation::starts_at.eq(row.range.starts_at()),
-            reservation::ends_at.eq(row.range.ends_at()),
-            reservation::status.eq(row.status.as_str()),
-            reservation::check_in_required.eq(row.check_in_required),
-            reservation::series_id.eq(row.series.map(|s| s.0)),
-            reservation::occurrence_start.eq(row.series.map(|s| s.1)),
-            reservation::created_at.eq(ctx.now),
-            reservation::updated_at.eq(ctx.now),
-        ))
-        .returning(reservation::id)
-        .get_result(conn)
-        .await?;
+pub async fn insert(
+    conn: &mut Conn,
+    row: &NewRows<'_>,
+    range: TimeRange,
+    rooms: &[String],
+    ctx: &Ctx<'_>,
+) -> Result<i64, CommandError> {
+    let (id, _) = insert_rows(conn, row, &[range], ctx).await?.pop().ok_or_else(ApiError::internal)?;
     for code in rooms {
-        if !claim_room(conn, id, code, &row.range).await? {
+        if !claim_room(conn, id, code, &range).await? {
             return Err(ApiError::room_time_taken().into());
         }
     }

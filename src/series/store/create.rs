@@ -2,10 +2,7 @@
 //! refused whole in `fail` mode when any date is taken, the free dates
 //! booked in `skip` mode (SPEC §9).
 
-use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz};
-use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use super::{claim_all, conflict, holders, Series, Taken};
 use crate::catalogue::domain::LinkedRooms;
 use crate::command::{Command, CommandError, Ctx, Operation, Role};
-use crate::db::cached::CacheExt;
 use crate::db::schema::{booking_series, reservation};
 use crate::db::Conn;
 use crate::rooms::booking::{find_many, Booking};
@@ -146,40 +142,17 @@ async fn insert_occurrences(
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
-    let (starts, ends): (Vec<_>, Vec<_>) = ranges.iter().map(|r| (r.starts_at(), r.ends_at())).unzip();
-    let inserted: Vec<Inserted> = diesel::sql_query(
-        "INSERT INTO reservation (title, organizer_name, organizer_digest, organizer_staff_id, organizer_tenant,
-                                  starts_at, ends_at, status, check_in_required, series_id, occurrence_start,
-                                  created_at, updated_at)
-         SELECT $1, $2, $3, $4, $11, o.s, o.e, $5, $6, $7, o.s, $8, $8
-           FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(s, e, ord)
-          ORDER BY o.ord
-         RETURNING id, starts_at",
-    )
-    .bind::<Text, _>(&series.title)
-    .bind::<Text, _>(&series.organizer)
-    .bind::<Text, _>(ctx.principal.digest().as_str())
-    .bind::<Nullable<Int8>, _>(ctx.principal.staff_id())
-    .bind::<Text, _>(status.as_str())
-    .bind::<diesel::sql_types::Bool, _>(rooms.check_in_required())
-    .bind::<Int8, _>(series.id)
-    .bind::<Timestamptz, _>(ctx.now)
-    .bind::<Array<Timestamptz>, _>(&starts)
-    .bind::<Array<Timestamptz>, _>(&ends)
-    .bind::<Nullable<Text>, _>(ctx.principal.key_tenant().map(|t| t.as_str()))
-    .cached()
-    .load(conn)
-    .await?;
+    let rows = crate::rooms::store::NewRows {
+        title: &series.title,
+        organizer_name: &series.organizer,
+        status,
+        check_in_required: rooms.check_in_required(),
+        series: Some(series.id),
+    };
+    let owned: Vec<TimeRange> = ranges.iter().map(|r| **r).collect();
+    let inserted = crate::rooms::store::insert_rows(conn, &rows, &owned, ctx).await?;
     Ok(inserted
         .into_iter()
-        .filter_map(|i| ranges.iter().find(|r| r.starts_at() == i.starts_at).map(|r| (i.id, **r)))
+        .filter_map(|(id, starts_at)| ranges.iter().find(|r| r.starts_at() == starts_at).map(|r| (id, **r)))
         .collect())
-}
-
-#[derive(QueryableByName)]
-struct Inserted {
-    #[diesel(sql_type = Int8)]
-    id: i64,
-    #[diesel(sql_type = Timestamptz)]
-    starts_at: DateTime<Utc>,
 }
