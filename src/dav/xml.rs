@@ -80,11 +80,11 @@ pub fn parse(body: &[u8]) -> Option<Element> {
             // One root element only.
             Event::Start(_) | Event::Empty(_) if root.is_some() => return None,
             Event::Start(ref e) | Event::Empty(ref e) => {
-                let mut el = Element {
-                    ns,
-                    name: String::from_utf8(e.local_name().as_ref().to_vec()).ok()?,
-                    ..Element::default()
-                };
+                let name = String::from_utf8(e.local_name().as_ref().to_vec()).ok()?;
+                if !is_name(&name) {
+                    return None;
+                }
+                let mut el = Element { ns, name, ..Element::default() };
                 for a in e.attributes() {
                     let a = a.ok()?;
                     let key = String::from_utf8(a.key.local_name().as_ref().to_vec()).ok()?;
@@ -129,6 +129,15 @@ pub fn parse(body: &[u8]) -> Option<Element> {
         return None;
     }
     root
+}
+
+/// An XML name without its prefix (an NCName, roughly): quick-xml does not
+/// check them, and an answer echoing `<"/>` or `<>` back is no XML at all
+/// (found by fuzzing).
+fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '\u{b7}'))
 }
 
 fn close(stack: &mut [Element], root: &mut Option<Element>, el: Element) {
@@ -253,7 +262,16 @@ mod tests {
         assert_eq!(names, [(DAV, "displayname"), (CALDAV, "calendar-home-set"), ("urn:x", "other")]);
         let text = parse(b"<a xmlns=\"DAV:\"><href> /x&amp;y </href></a>").unwrap();
         assert_eq!(text.child(DAV, "href").unwrap().text(), "/x&y");
-        for bad in [&b"<a><b></a>"[..], b"not xml", b"<p:a/>", b"", b"<a/><b/>"] {
+        for bad in [
+            &b"<a><b></a>"[..],
+            b"not xml",
+            b"<p:a/>",
+            b"",
+            b"<a/><b/>",
+            b"<><></></>",
+            b"<\" \"=\"\"/>",
+            b"<a><1/></a>",
+        ] {
             assert!(parse(bad).is_none(), "{}", String::from_utf8_lossy(bad));
         }
     }

@@ -35,6 +35,11 @@ fn invalid(reason: impl Into<String>) -> ApiError {
 }
 
 fn is_weekday(s: &str) -> bool {
+    // `BYDAY` values are ASCII; anything else is no day (and must not be
+    // split inside a character: `BYDAY=éA` panicked, found by fuzzing).
+    if !s.is_ascii() {
+        return false;
+    }
     let (ord, day) = s.split_at(s.len().saturating_sub(2));
     ["MO", "TU", "WE", "TH", "FR", "SA", "SU"].contains(&day)
         && (ord.is_empty() || ord.trim_start_matches(['+', '-']).parse::<u8>().is_ok_and(|n| (1..=5).contains(&n)))
@@ -274,6 +279,8 @@ mod tests {
             "FREQ=DAILY;BYMONTHDAY=3",
             "FREQ=DAILY;COUNT=x",
             "FREQ=WEEKLY;BYDAY=XX",
+            "FREQ=WEEKLY;BYDAY=éA",
+            "FREQ=WEEKLY;BYDAY=MOԧE;COUNT=44",
             "nonsense",
             "FREQ=DAILY;FREQ=WEEKLY",
             "FREQ=DAILY;UNTIL=tomorrow",
