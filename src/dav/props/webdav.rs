@@ -21,8 +21,6 @@ fn reports(names: &[(&str, &str)]) -> Node {
 
 const READ: [(&str, &str); 3] = [(DAV, "read"), (DAV, "read-current-user-privilege-set"), (CALDAV, "read-free-busy")];
 
-/// A property of a resource, or `None` (404).
-
 /// The value of a `DAV:` (or calendarserver) property of `d`, if it has one.
 pub fn value(door: &Door<'_>, d: &Described, p: &Prop) -> Option<Node> {
     let me = &door.caller.username;

@@ -91,9 +91,7 @@ pub(super) async fn render_account_in(
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
 
-/// `POST /account/app-passwords` (`label`): a new app password for a
-/// calendar app, shown once on the answer.
-
+/// `GET /account`: the person's account page.
 pub async fn account(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -19,6 +19,8 @@ use crate::web::{session_token, StaffForm, WebError};
 use super::page::{render_account, render_account_in};
 use super::sign_in::{attempt, busy, throttled, BUSY};
 
+/// `POST /account/app-passwords` (`label`): a new app password for a
+/// calendar app, shown once on the answer.
 pub async fn create_app_password(
     state: web::Data<AppState>,
     req: HttpRequest,
