@@ -140,8 +140,8 @@ async fn room_codes(door: &Door<'_>, inv: &Invitation) -> Result<RequestedRooms,
 }
 
 /// The event's `SUMMARY`, or "meeting" in the caller's language when it has none.
-fn title_of(door: &Door<'_>, inv: &Invitation) -> Result<Title, DavError> {
-    let untitled = crate::i18n::I18n::new(door.lang).t("dav-untitled");
+pub fn title_of(lang: crate::i18n::Lang, inv: &Invitation) -> Result<Title, DavError> {
+    let untitled = crate::i18n::I18n::new(lang).t("dav-untitled");
     let summary = if inv.summary.trim().is_empty() { untitled.as_str() } else { inv.summary.as_str() };
     Ok(Title::parse(summary)?)
 }
@@ -166,7 +166,7 @@ pub async fn put(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<Ht
     let inv = read_invitation(door, body)?;
     let wanted = Wanted {
         rooms: room_codes(door, &inv).await?,
-        title: title_of(door, &inv)?,
+        title: title_of(door.lang, &inv)?,
         range: TimeRange::new(inv.starts_at, inv.ends_at)?,
     };
     let (calendar, _, member) = member_of(door, resource).await?;

@@ -84,7 +84,7 @@ fn status_of(err: &ApiError) -> StatusCode {
 async fn search(state: &AppState, q: &FindQuery) -> Result<Vec<FoundRoom>, Found> {
     let date = parse_date(q.date.as_deref().unwrap_or_default())?;
     let (start, end) = (q.start.as_deref().unwrap_or_default(), q.end.as_deref().unwrap_or_default());
-    let range = local_range(state, date, parse_time("start", start)?, parse_time("end", end)?)?;
+    let range = local_range(state.policy().timezone, date, parse_time("start", start)?, parse_time("end", end)?)?;
     FreeQuery::check(range.starts_at(), range.ends_at())?;
     let min_capacity = match q.capacity.as_deref().map(str::trim) {
         None | Some("") => 1,

@@ -4,13 +4,13 @@
 
 use actix_web::http::StatusCode;
 use chrono::{Duration, NaiveDate, NaiveTime};
+use chrono_tz::Tz;
 
 use super::grid;
 use super::FormData;
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::domain::TimeRange;
-use crate::state::AppState;
 
 pub fn parse_date(raw: &str) -> Result<NaiveDate, ApiError> {
     crate::day::parse_field("date", raw)
@@ -23,13 +23,11 @@ pub fn parse_time(field: &str, raw: &str) -> Result<NaiveTime, ApiError> {
         .map_err(|_| ApiError::malformed(field, "must be HH:MM"))
 }
 
-/// The instants of a date, start and end in the configured zone ("00:00" as
-/// the end means the midnight after).
-pub fn local_range(state: &AppState, date: NaiveDate, start: NaiveTime, end: NaiveTime) -> Result<TimeRange, ApiError> {
-    let at = |t| {
-        grid::local_instant(state.policy().timezone, date, t)
-            .ok_or_else(|| ApiError::malformed("start", "does not exist on that day"))
-    };
+/// The instants of a date, start and end in zone `tz` ("00:00" as the end
+/// means the midnight after).
+pub fn local_range(tz: Tz, date: NaiveDate, start: NaiveTime, end: NaiveTime) -> Result<TimeRange, ApiError> {
+    let at =
+        |t| grid::local_instant(tz, date, t).ok_or_else(|| ApiError::malformed("start", "does not exist on that day"));
     let (s, mut e) = (at(start)?, at(end)?);
     if end == NaiveTime::MIN && start > NaiveTime::MIN {
         e += Duration::days(1);
@@ -37,12 +35,12 @@ pub fn local_range(state: &AppState, date: NaiveDate, start: NaiveTime, end: Nai
     TimeRange::new(s, e)
 }
 
-/// A form's `date`, `start` and `end` as a time range.
-pub fn form_range(state: &AppState, form: &FormData) -> Result<TimeRange, ApiError> {
+/// A form's `date`, `start` and `end` as a time range in zone `tz`.
+pub fn form_range(tz: Tz, form: &FormData) -> Result<TimeRange, ApiError> {
     let date = parse_date(form.get("date"))?;
     let start = parse_time("start", form.get("start"))?;
     let end = parse_time("end", form.get("end"))?;
-    local_range(state, date, start, end)
+    local_range(tz, date, start, end)
 }
 
 /// The per-render key of a form.

@@ -28,7 +28,7 @@ enum Booked {
 async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
     let title = Title::parse(form.get("title"))?;
     let rooms = RequestedRooms::parse(&form.all("rooms"))?;
-    let range = form_range(state, form)?;
+    let range = form_range(state.policy().timezone, form)?;
     let organizer_name = Title::parse_field("organizerName", &user.display_name)?;
     let key = form_key(form)?;
     let principal = principal(state, user);

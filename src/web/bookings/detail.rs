@@ -106,8 +106,12 @@ pub async fn move_booking(
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
     let attempt = async {
-        let change =
-            move_to::Change { range: form_range(&state, &form)?, title: None, expected_version: None, rooms: None };
+        let change = move_to::Change {
+            range: form_range(state.policy().timezone, &form)?,
+            title: None,
+            expected_version: None,
+            rooms: None,
+        };
         let key = form_key(&form)?;
         state.pipeline.run(&principal(&state, &user), Some(key), &MoveBooking { id, change }).await
     };
