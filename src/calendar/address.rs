@@ -1,10 +1,38 @@
-//! The calendar addresses of rooms (SPEC §17): `mailto:room-{code}@{domain}`,
-//! the code lowercased, so a calendar app can invite a room and yeyak can
-//! tell which room an attendee is, whatever case the client writes.
+//! Calendar user addresses (RFC 5545 CAL-ADDRESS; SPEC §17, §18), the one
+//! home of how yeyak names people and rooms in calendars: rooms as
+//! `mailto:room-{code}@{domain}`, the code lowercased, so a calendar app can
+//! invite a room and yeyak can tell which room an attendee is, whatever
+//! case the client writes; people by their mail address, else their
+//! principal URL under the installation's public base.
 
 /// A room's calendar address (without `mailto:`).
 pub fn room(code: &str, domain: &str) -> String {
     format!("room-{}@{}", code.to_lowercase(), domain.to_lowercase())
+}
+
+/// `mailto:{address}`.
+pub fn mailto(address: &str) -> String {
+    format!("mailto:{address}")
+}
+
+/// A room's calendar address with its scheme: `mailto:room-{code}@{domain}`.
+pub fn room_uri(code: &str, domain: &str) -> String {
+    mailto(&room(code, domain))
+}
+
+/// A person's principal URL under `base` (`{base}/dav/principals/{username}/`).
+pub fn principal_url(base: &str, username: &str) -> String {
+    format!("{}/dav/principals/{username}/", base.trim_end_matches('/'))
+}
+
+/// A person's calendar address: their mail address, else their principal
+/// URL under `base` — `YEYAK_PUBLIC_URL`, else the address bound, never the
+/// origin a request came by, so an event's bytes do not depend on who asked.
+pub fn person(email: Option<&str>, username: &str, base: &str) -> String {
+    match email {
+        Some(email) => mailto(email),
+        None => principal_url(base, username),
+    }
 }
 
 /// The room code an address names, when it is a room address of `domain`

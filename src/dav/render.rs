@@ -115,7 +115,7 @@ fn base(e: &mut Event, b: &Booking, ctx: &Context<'_>, clock: Clock) {
     let partstat = if b.status == Status::Pending { "TENTATIVE" } else { "ACCEPTED" };
     for code in &b.rooms {
         let name = ctx.catalogue.get(code).map_or(code.as_str(), |r| r.name.as_str());
-        let mut p = Property::new("ATTENDEE", format!("mailto:{}", address::room(code, ctx.room_domain)));
+        let mut p = Property::new("ATTENDEE", address::room_uri(code, ctx.room_domain));
         p.add_parameter("CUTYPE", "ROOM");
         p.add_parameter("ROLE", "NON-PARTICIPANT");
         p.add_parameter("PARTSTAT", partstat);

@@ -233,10 +233,7 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
     let catalogue = door.state.catalogue.current().await?;
     let organizer = |b: &Booking| -> Option<Organizer> {
         let (_, username, name, email) = people.iter().find(|p| Some(p.0) == b.organizer_staff_id)?;
-        let address = match email {
-            Some(e) => format!("mailto:{e}"),
-            None => format!("{}{}", door.origin, path::person_href(username)),
-        };
+        let address = address::person(email.as_deref(), username, &door.state.public_base);
         Some(Organizer { name: name.clone(), address })
     };
     let mut out = HashMap::new();
@@ -294,14 +291,14 @@ async fn principal_search(door: &Door<'_>, root: &Element) -> Result<HttpRespons
     for (username, display_name, email) in people {
         let mut addresses = vec![path::person_href(&username)];
         if let Some(e) = &email {
-            addresses.push(format!("mailto:{e}"));
+            addresses.push(address::mailto(e));
         }
         let name = display_name.clone();
         candidates.push((Described::Person { username, display_name, email }, name, addresses));
     }
     for room in catalogue.rooms() {
         let addresses = vec![
-            format!("mailto:{}", address::room(&room.code, &door.state.room_mail_domain)),
+            address::room_uri(&room.code, &door.state.room_mail_domain),
             Resource::RoomPrincipal(room.code.clone()).href(),
         ];
         candidates.push((

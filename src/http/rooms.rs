@@ -107,7 +107,7 @@ pub struct RoomView {
 }
 
 fn view(state: &AppState, room: Room) -> RoomView {
-    let calendar_address = format!("mailto:{}", crate::calendar::address::room(&room.code, &state.room_mail_domain));
+    let calendar_address = crate::calendar::address::room_uri(&room.code, &state.room_mail_domain);
     RoomView { room, calendar_address }
 }
 

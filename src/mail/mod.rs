@@ -118,7 +118,7 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, cre
         starts_at: n.starts_at,
         ends_at: n.ends_at,
         stamp: created,
-        organizer: Some(Organizer { name: &n.to_name, address: format!("mailto:{}", n.to).into() }),
+        organizer: Some(Organizer { name: &n.to_name, address: crate::calendar::address::mailto(&n.to).into() }),
         rooms: n
             .rooms
             .iter()

@@ -94,6 +94,11 @@ impl Status {
     /// [`occupied_statuses!`](crate::occupied_statuses) as values.
     pub const OCCUPIED: [Status; 3] = [Status::Confirmed, Status::Pending, Status::Released];
 
+    /// [`Status::LIVE`] as the texts stored in `reservation.status`.
+    pub fn live_texts() -> [&'static str; 2] {
+        Status::LIVE.map(Status::as_str)
+    }
+
     /// Whether a booking of this status holds its rooms' time.
     pub fn is_live(self) -> bool {
         Status::LIVE.contains(&self)

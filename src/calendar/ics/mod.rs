@@ -50,10 +50,7 @@ pub fn uid(id: i64, host: &str) -> String {
     format!("booking-{id}@{host}")
 }
 
-/// The address of a person's CalDAV principal (`{base}/dav/principals/{username}/`).
-pub fn principal_url(base: &str, username: &str) -> String {
-    format!("{}/dav/principals/{username}/", base.trim_end_matches('/'))
-}
+pub use super::address::principal_url;
 
 /// Who organizes an event: a person, by mail address when known, else by
 /// their principal URL.
@@ -68,11 +65,7 @@ impl<'a> Organizer<'a> {
     /// A staff member as organizer: `mailto:{email}`, else the principal
     /// URL under `base` (`YEYAK_PUBLIC_URL`, else `http://{YEYAK_BIND}`).
     pub fn person(name: &'a str, email: Option<&str>, username: &str, base: &str) -> Self {
-        let address = match email {
-            Some(email) => format!("mailto:{email}"),
-            None => principal_url(base, username),
-        };
-        Organizer { name, address: address.into() }
+        Organizer { name, address: super::address::person(email, username, base).into() }
     }
 }
 
@@ -192,7 +185,7 @@ impl Calendar {
         }
         let partstat = e.partstat();
         for r in &e.rooms {
-            let address = format!("mailto:{}", r.address);
+            let address = super::address::mailto(&r.address);
             l.with_params("ATTENDEE", &[("CUTYPE", "ROOM"), ("CN", r.name), ("PARTSTAT", partstat)], &address);
         }
         l.raw("END", "VEVENT");

@@ -52,11 +52,11 @@ pub fn value(door: &Door<'_>, d: &Described, name: &str) -> Option<Node> {
             match d {
                 Described::Person { email, .. } => {
                     if let Some(email) = email {
-                        hrefs.push(format!("mailto:{email}"));
+                        hrefs.push(address::mailto(email));
                     }
                 }
                 Described::RoomPrincipal { code, .. } => {
-                    hrefs.push(format!("mailto:{}", address::room(code, &door.state.room_mail_domain)))
+                    hrefs.push(address::room_uri(code, &door.state.room_mail_domain))
                 }
                 _ => return None,
             }

@@ -176,9 +176,7 @@ pub(crate) async fn set_cancelled(
     exception: bool,
 ) -> QueryResult<Vec<i64>> {
     let cancelled: Vec<i64> = diesel::update(
-        reservation::table
-            .filter(reservation::id.eq_any(ids))
-            .filter(reservation::status.eq_any([Status::Confirmed.as_str(), Status::Pending.as_str()])),
+        reservation::table.filter(reservation::id.eq_any(ids)).filter(reservation::status.eq_any(Status::live_texts())),
     )
     .set((
         reservation::status.eq(Status::Cancelled.as_str()),

@@ -172,7 +172,7 @@ pub(crate) async fn live_from(
     let ids: Vec<(i64, bool)> = reservation::table
         .filter(reservation::series_id.eq(series_id))
         .filter(reservation::starts_at.ge(from))
-        .filter(reservation::status.eq_any([Status::Confirmed.as_str(), Status::Pending.as_str()]))
+        .filter(reservation::status.eq_any(Status::live_texts()))
         .order(reservation::id)
         .select((reservation::id, reservation::is_exception))
         .for_update()
