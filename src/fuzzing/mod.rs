@@ -47,8 +47,6 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("json_capacity", json_capacity),
 ];
 
-/// The configured zone the harnesses run in (`YEYAK_TIMEZONE`).
-
 #[cfg(test)]
 mod tests {
     use super::*;
