@@ -6,6 +6,7 @@
 pub mod address;
 pub mod feed;
 pub mod ics;
+pub mod object;
 pub mod token;
 
 /// The host part of event UIDs and mail Message-IDs: stable for an
