@@ -1,15 +1,18 @@
-//! Sync tokens (RFC 6578) and CTags from the booking history. Every change
-//! of a booking writes a `booking_event` row in its own transaction, and
-//! each row keeps that transaction's id (`txid`). A token `T` says: "every
-//! change written by a transaction below `T` has been seen". It is never
-//! above the snapshot's `xmin` (the oldest transaction still running), so a
-//! change that commits late — a transaction that started first and ends
-//! last — is below no token handed out before it was visible, and the next
-//! sync reports it. No second bookkeeping path: whichever door changes a
-//! booking, its history row is the change the collections report.
+//! Sync tokens (RFC 6578) and CTags from the collections' change counters
+//! (SPEC §23). Every change of a collection — a booking of the person or
+//! the room (the trigger on the booking history), a stored calendar object
+//! of the person (the trigger on `dav_event`) — bumps that collection's
+//! counter in `calendar_feed_version` and leaves a row in
+//! `calendar_feed_change` with the counter it took. A counter is bumped
+//! under its row's lock, held to the end of the changing transaction, so a
+//! collection's changes commit in counter order: a token `T` says "every
+//! change up to `T` has been seen", and the next sync reports what came
+//! after. A token waits on no transaction but those changing the same
+//! collection — not on a long report, a backup or another database of the
+//! same server, as tokens made from the server's oldest open transaction
+//! did.
 //!
-//! An unchanged sync is one statement over the `txid` index: the changes
-//! since `T` (none) and the snapshot's `xmin`.
+//! An unchanged sync is one statement over the change index.
 
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Int8, Nullable, Text};
@@ -35,35 +38,30 @@ impl Token {
     }
 }
 
-/// Which history rows concern a collection: its organizer's bookings, or
-/// those of a room (and those that left it: a change of rooms records the
-/// rooms before).
-const RELEVANT: &str = "($1::text IS NULL OR r.organizer_digest = $1)
-    AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = $2)
-         OR e.changes -> 'rooms' -> 'before' ? $2)";
+/// The counter a collection's changes bump (the feed keys of
+/// `migrations/…_feed_versions`).
+pub fn counter_of(scope: &Scope) -> String {
+    match scope {
+        Scope::Organizer { staff_id, .. } => format!("staff:{staff_id}"),
+        Scope::Room(code) => format!("room:{code}"),
+    }
+}
 
 #[derive(QueryableByName)]
 struct Current {
     #[diesel(sql_type = Int8)]
-    xmin: i64,
-    #[diesel(sql_type = Nullable<Int8>)]
-    last: Option<i64>,
+    version: i64,
 }
 
-/// The collection's token now (also its CTag): below the last change it
-/// saw, never above a transaction still running.
+/// The collection's token now (also its CTag).
 pub async fn current(conn: &mut Conn, scope: &Scope) -> QueryResult<Token> {
-    let row: Current = diesel::sql_query(format!(
-        "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::int8 AS xmin,
-                (SELECT max(e.txid) FROM booking_event e JOIN reservation r ON r.id = e.reservation_id
-                  WHERE {RELEVANT}) AS last"
-    ))
-    .bind::<Nullable<Text>, _>(scope_digest(scope))
-    .bind::<Nullable<Text>, _>(scope_room(scope))
-    .cached()
-    .get_result(conn)
-    .await?;
-    Ok(Token(row.xmin.min(row.last.unwrap_or(0) + 1)))
+    let row: Current =
+        diesel::sql_query("SELECT coalesce((SELECT version FROM calendar_feed_version WHERE feed = $1), 0) AS version")
+            .bind::<Text, _>(counter_of(scope))
+            .cached()
+            .get_result(conn)
+            .await?;
+    Ok(Token(row.version))
 }
 
 /// What changed in a collection since a token, and the token after it.
@@ -72,62 +70,47 @@ pub struct Since {
     /// Bookings with a change since the token (their series, if any,
     /// is the member that changed).
     pub bookings: Vec<(i64, Option<i64>)>,
+    /// UIDs of the person's stored objects that changed.
+    pub objects: Vec<String>,
     pub next: Token,
 }
 
 #[derive(QueryableByName)]
 struct Changed {
     #[diesel(sql_type = Int8)]
-    xmin: i64,
-    #[diesel(sql_type = Nullable<Int8>)]
-    last: Option<i64>,
+    version: i64,
     #[diesel(sql_type = Array<Int8>)]
     ids: Vec<i64>,
     #[diesel(sql_type = Array<Nullable<Int8>>)]
     series: Vec<Option<i64>>,
+    #[diesel(sql_type = Array<Text>)]
+    uids: Vec<String>,
 }
 
 /// One statement: the changes since `token` and the next token. `None`
-/// when the token is not one this server could have handed out.
+/// when the token is not one this collection could have handed out.
 pub async fn since(conn: &mut Conn, scope: &Scope, token: Token) -> QueryResult<Option<Since>> {
-    let row: Changed = diesel::sql_query(format!(
+    let row: Changed = diesel::sql_query(
         "WITH changed AS (
-           SELECT DISTINCT r.id, r.series_id, e.txid
-             FROM booking_event e JOIN reservation r ON r.id = e.reservation_id
-            WHERE e.txid >= $3 AND {RELEVANT})
-         SELECT pg_snapshot_xmin(pg_current_snapshot())::text::int8 AS xmin,
-                (SELECT max(txid) FROM changed) AS last,
-                ARRAY(SELECT DISTINCT id FROM changed ORDER BY id) AS ids,
-                ARRAY(SELECT s FROM (SELECT DISTINCT id, series_id AS s FROM changed) d ORDER BY id) AS series"
-    ))
-    .bind::<Nullable<Text>, _>(scope_digest(scope))
-    .bind::<Nullable<Text>, _>(scope_room(scope))
+           SELECT c.reservation_id, c.object_uid FROM calendar_feed_change c WHERE c.feed = $1 AND c.version > $2)
+         SELECT coalesce((SELECT version FROM calendar_feed_version WHERE feed = $1), 0) AS version,
+                ARRAY(SELECT r.id FROM reservation r WHERE r.id IN (SELECT reservation_id FROM changed) ORDER BY r.id) AS ids,
+                ARRAY(SELECT r.series_id FROM reservation r WHERE r.id IN (SELECT reservation_id FROM changed) ORDER BY r.id) AS series,
+                ARRAY(SELECT DISTINCT object_uid FROM changed WHERE object_uid IS NOT NULL ORDER BY 1) AS uids",
+    )
+    .bind::<Text, _>(counter_of(scope))
     .bind::<Int8, _>(token.0)
     .cached()
     .get_result(conn)
     .await?;
-    if token.0 > row.xmin {
+    if token.0 > row.version {
         return Ok(None);
     }
-    let next = match row.last {
-        None => token,
-        Some(last) => Token(row.xmin.min(last + 1).max(token.0)),
-    };
-    Ok(Some(Since { bookings: row.ids.into_iter().zip(row.series).collect(), next }))
-}
-
-fn scope_digest(scope: &Scope) -> Option<&str> {
-    match scope {
-        Scope::Organizer { digest, .. } => Some(digest),
-        Scope::Room(_) => None,
-    }
-}
-
-fn scope_room(scope: &Scope) -> Option<&str> {
-    match scope {
-        Scope::Room(code) => Some(code),
-        Scope::Organizer { .. } => None,
-    }
+    Ok(Some(Since {
+        bookings: row.ids.into_iter().zip(row.series).collect(),
+        objects: row.uids,
+        next: Token(row.version),
+    }))
 }
 
 #[cfg(test)]

@@ -311,6 +311,14 @@ diesel::table! {
         reservation_id -> Nullable<Int8>,
         series_id -> Nullable<Int8>,
         created_at -> Timestamptz,
+        id -> Int8,
+        body -> Nullable<Text>,
+        starts_at -> Nullable<Timestamptz>,
+        ends_at -> Nullable<Timestamptz>,
+        etag -> Nullable<Text>,
+        component -> Text,
+        updated_at -> Nullable<Timestamptz>,
+        deleted_at -> Nullable<Timestamptz>,
     }
 }
 
