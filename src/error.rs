@@ -78,6 +78,8 @@ error_codes!(
     TooManyAttendees,
     /// A free-busy window longer than one request may cover (SPEC §22).
     WindowTooLong,
+    /// A calendar object's UID is another live object's of the collection (SPEC §23).
+    UidConflict,
     DatabaseUnavailable,
     Internal,
 );
@@ -125,7 +127,8 @@ impl ErrorCode {
             | SuiteInOtherArea
             | RoomHasFutureBookings
             | AlreadyWaiting
-            | HoldLifetimeExceeded => StatusCode::CONFLICT,
+            | HoldLifetimeExceeded
+            | UidConflict => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -43,6 +43,8 @@ pub static ALL: &[&Operation] = &[
     &crate::auth::commands::SET_LANGUAGE,
     &crate::auth::commands::CHANGE_OWN_PASSWORD,
     &crate::calendar::token::ROTATE,
+    &crate::dav::put::PUT,
+    &crate::dav::put::DELETE,
     &crate::auth::app_password::CREATE,
     &crate::auth::app_password::REVOKE,
     &crate::display::ISSUE,

@@ -129,6 +129,28 @@ pub struct Owned<'a> {
 pub fn merge(text: &str, owned: &Owned<'_>) -> String {
     let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let all = lines(text);
+    // Which events (in order) have attendees: only theirs get an ORGANIZER.
+    let mut scheduled = Vec::new();
+    let mut depth = 0usize;
+    for line in &all {
+        let upper = line.text.to_ascii_uppercase();
+        if upper.starts_with("BEGIN:") {
+            depth += 1;
+            if depth == 2 && upper.trim_end() == "BEGIN:VEVENT" {
+                scheduled.push(false);
+            }
+        } else if upper.starts_with("END:") {
+            depth = depth.saturating_sub(1);
+        } else if depth == 2
+            && upper.starts_with("ATTENDEE")
+            && line.parts().is_some_and(|(n, _, _)| n.eq_ignore_ascii_case("ATTENDEE"))
+        {
+            if let Some(last) = scheduled.last_mut() {
+                *last = true;
+            }
+        }
+    }
+    let mut events = scheduled.into_iter();
     let mut out = String::with_capacity(text.len() + 256);
     let mut depth = 0usize;
     let mut in_event = false;
@@ -143,7 +165,7 @@ pub fn merge(text: &str, owned: &Owned<'_>) -> String {
             depth += 1;
             if depth == 2 && upper.trim_end() == "BEGIN:VEVENT" {
                 in_event = true;
-                attendees = false;
+                attendees = events.next().unwrap_or(false);
                 has_organizer = false;
                 out.push_str(line.raw);
                 event_start = out.len();
@@ -162,7 +184,6 @@ pub fn merge(text: &str, owned: &Owned<'_>) -> String {
         } else if in_event && depth == 2 {
             if let Some((name, params, value)) = line.parts() {
                 if name.eq_ignore_ascii_case("ATTENDEE") {
-                    attendees = true;
                     if let Some(answer) = (owned.room)(value) {
                         let mut kept: Vec<String> = params
                             .iter()
@@ -185,7 +206,7 @@ pub fn merge(text: &str, owned: &Owned<'_>) -> String {
                         }
                         continue;
                     }
-                } else if name.eq_ignore_ascii_case("ORGANIZER") {
+                } else if name.eq_ignore_ascii_case("ORGANIZER") && attendees {
                     has_organizer = true;
                     if let Some(organizer) = owned.organizer {
                         let rewritten = format!("ORGANIZER{organizer}");
@@ -269,6 +290,13 @@ mod tests {
 
     #[test]
     fn an_event_without_attendees_gets_no_organizer_and_lf_text_stays_lf() {
+        let kept = "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nORGANIZER:mailto:me@example.com\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        let room = room_accepted();
+        assert_eq!(
+            merge(kept, &Owned { organizer: Some(":mailto:kim@example.com"), room: &room }),
+            kept,
+            "not scheduled"
+        );
         let text =
             "BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nUID:x\nDTSTART:20300107T100000Z\nEND:VEVENT\nEND:VCALENDAR\n";
         let room = room_accepted();

@@ -20,7 +20,7 @@ use crate::calendar::ics::read;
 pub enum Refusal {
     /// Not iCalendar, or not one event (400 `CALDAV:valid-calendar-data`).
     Invalid(String),
-    /// A `VTODO` or `VJOURNAL` (403 `CALDAV:supported-calendar-component`).
+    /// A `VJOURNAL` (403 `CALDAV:supported-calendar-component`).
     Unsupported(String),
 }
 
@@ -54,6 +54,56 @@ pub struct Invitation {
     pub rrule: Option<String>,
     pub exdates: Vec<DateTime<Utc>>,
     pub overrides: Vec<Override>,
+    /// `STATUS:CANCELLED` on the event: it asks for no room any more.
+    pub cancelled: bool,
+}
+
+/// What a `PUT` into a person's collection holds (SPEC §23).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Object {
+    /// An event, which may invite rooms.
+    Event(Invitation),
+    /// A to-do: stored and synced like any object; it books nothing.
+    Todo { uid: String },
+}
+
+impl Object {
+    pub fn uid(&self) -> &str {
+        match self {
+            Object::Event(inv) => &inv.uid,
+            Object::Todo { uid } => uid,
+        }
+    }
+
+    pub fn component(&self) -> &'static str {
+        match self {
+            Object::Event(_) => "VEVENT",
+            Object::Todo { .. } => "VTODO",
+        }
+    }
+}
+
+/// Reads a `PUT` body into the event or to-do it holds (one kind, one UID).
+pub fn read_object(text: &str, home: Tz, room_domain: &str) -> Result<Object, Refusal> {
+    let unfolded = read::unfold(text);
+    let roots = read::components(&unfolded).map_err(|e| invalid(e.reason()))?;
+    let calendar = match roots.as_slice() {
+        [one] if is(one.name.as_str(), "VCALENDAR") => one,
+        _ => return Err(invalid("the body must be one VCALENDAR")),
+    };
+    let todos: Vec<&Component<'_>> = calendar.components.iter().filter(|c| is(c.name.as_str(), "VTODO")).collect();
+    let has_event = calendar.components.iter().any(|c| is(c.name.as_str(), "VEVENT"));
+    if todos.is_empty() || has_event {
+        return read(text, home, room_domain).map(Object::Event);
+    }
+    let uid = prop(todos[0], "UID").map(|p| p.val.as_str().trim().to_owned()).unwrap_or_default();
+    if uid.is_empty() || uid.len() > 255 || uid.chars().any(crate::text::is_forbidden) {
+        return Err(invalid("the VTODO needs a UID of 1-255 plain characters"));
+    }
+    if todos.iter().any(|t| prop(t, "UID").is_none_or(|p| p.val.as_str().trim() != uid)) {
+        return Err(invalid("every VTODO of one resource has the same UID"));
+    }
+    Ok(Object::Todo { uid })
 }
 
 /// A time zone a request may name.
@@ -206,8 +256,11 @@ pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refus
         _ => return Err(invalid("the body must be one VCALENDAR")),
     };
     for c in &calendar.components {
-        if is(c.name.as_str(), "VTODO") || is(c.name.as_str(), "VJOURNAL") {
-            return Err(Refusal::Unsupported(format!("{} cannot be stored here; only VEVENT", c.name.as_str())));
+        if is(c.name.as_str(), "VJOURNAL") {
+            return Err(Refusal::Unsupported("a VJOURNAL cannot be stored here; only VEVENT and VTODO".into()));
+        }
+        if is(c.name.as_str(), "VTODO") {
+            return Err(invalid("one resource holds events or to-dos, not both"));
         }
     }
     let zones = Zones::read(calendar, home)?;
@@ -227,6 +280,7 @@ pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refus
     }
     let (starts_at, ends_at) = times(master, &zones)?;
     let summary = prop(master, "SUMMARY").map(|p| p.val.clone().unescape_text().as_str().trim().to_owned());
+    let cancelled = prop(master, "STATUS").is_some_and(|s| is(s.val.as_str().trim(), "CANCELLED"));
     let mut rooms: Vec<String> = Vec::new();
     for a in props(master, "ATTENDEE") {
         if let Some(code) = address::room_code(p_value(a), room_domain) {
@@ -267,6 +321,7 @@ pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refus
         rrule,
         exdates,
         overrides: changed,
+        cancelled,
     })
 }
 
@@ -383,7 +438,7 @@ mod tests {
         let endless = event("DTSTART:20300107T100000Z\r\nDURATION:P99999999W\r\n");
         assert!(matches!(refused(&endless), Refusal::Invalid(_)), "an end past any date is refused, not a panic");
         let todo = cal("BEGIN:VTODO\r\nUID:t\r\nSUMMARY:x\r\nEND:VTODO\r\n");
-        assert!(matches!(refused(&todo), Refusal::Unsupported(_)));
+        assert_eq!(read_object(&todo, SEOUL, "h").unwrap(), Object::Todo { uid: "t".into() });
         let journal = cal("BEGIN:VJOURNAL\r\nUID:t\r\nEND:VJOURNAL\r\n");
         assert!(matches!(refused(&journal), Refusal::Unsupported(_)));
         let two_uids =

@@ -10,11 +10,12 @@
 //! `icalendar` crate (`invitation`, `render`).
 
 pub mod auth;
-pub mod commands;
 pub mod freebusy;
 pub mod invitation;
+pub mod objects;
 pub mod path;
 pub mod props;
+pub mod put;
 pub mod render;
 pub mod report;
 pub mod store;

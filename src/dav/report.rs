@@ -155,6 +155,7 @@ async fn sync_collection(door: &Door<'_>, calendar: &Calendar, root: &Element) -
         targets.sort_by_key(|t| match t {
             Target::Booking(id) => (0, *id),
             Target::Series(id) => (1, *id),
+            Target::Object(id) => (2, *id),
         });
         targets.dedup();
         let present = if targets.is_empty() {
@@ -203,7 +204,18 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
         members.iter().filter_map(|m| if let Target::Booking(id) = m.target { Some(id) } else { None }).collect();
     let series_ids: Vec<i64> =
         members.iter().filter_map(|m| if let Target::Series(id) = m.target { Some(id) } else { None }).collect();
+    let stored_ids: Vec<i64> =
+        members.iter().filter_map(|m| if let Target::Object(id) = m.target { Some(id) } else { None }).collect();
     let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+    let stored: Vec<(i64, Option<String>)> = if stored_ids.is_empty() {
+        Vec::new()
+    } else {
+        crate::db::schema::dav_event::table
+            .filter(crate::db::schema::dav_event::id.eq_any(&stored_ids))
+            .select((crate::db::schema::dav_event::id, crate::db::schema::dav_event::body))
+            .load(&mut conn)
+            .await?
+    };
     let bookings = if singles.is_empty() { Vec::new() } else { find_many(&mut conn, &singles).await? };
     let (series, occurrences): (Vec<Series>, Vec<Booking>) = if series_ids.is_empty() {
         (Vec::new(), Vec::new())
@@ -252,6 +264,8 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
                 let org = <[Booking]>::first(&occ).and_then(organizer);
                 render::series(s, &occ, &ctx(org))
             }),
+            // The person's own object: as stored (SPEC §23).
+            Target::Object(id) => stored.iter().find(|(o, _)| *o == id).and_then(|(_, body)| body.clone()),
         };
         if let Some(text) = text {
             out.insert(m.target, text);

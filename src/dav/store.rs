@@ -53,6 +53,9 @@ impl Scope {
 pub enum Target {
     Booking(i64),
     Series(i64),
+    /// A person's stored calendar object (SPEC §23), by its id: it stands
+    /// for what it booked in their collection.
+    Object(i64),
 }
 
 /// A member as a listing shows it.
@@ -82,18 +85,26 @@ struct Row {
     uid: Option<String>,
     #[diesel(sql_type = Timestamptz)]
     updated_at: DateTime<Utc>,
+    /// A stored object's own ETag.
+    #[diesel(sql_type = Nullable<Text>)]
+    etag: Option<String>,
 }
 
 impl Row {
     fn into_member(self, host: &str) -> Member {
-        let target = if self.kind == "s" { Target::Series(self.id) } else { Target::Booking(self.id) };
+        let target = match self.kind.as_str() {
+            "s" => Target::Series(self.id),
+            "o" => Target::Object(self.id),
+            _ => Target::Booking(self.id),
+        };
         let (name, uid) = match (self.name, self.uid) {
             (Some(name), Some(uid)) => (name, uid),
             (name, uid) => {
                 (name.unwrap_or_else(|| default_name(target)), uid.unwrap_or_else(|| default_uid(target, host)))
             }
         };
-        Member { target, name, uid, etag: etag(target, self.version), last_modified: self.updated_at }
+        let etag = self.etag.unwrap_or_else(|| etag(target, self.version));
+        Member { target, name, uid, etag, last_modified: self.updated_at }
     }
 }
 
@@ -101,6 +112,7 @@ pub fn default_name(target: Target) -> String {
     match target {
         Target::Booking(id) => format!("booking-{id}.ics"),
         Target::Series(id) => format!("series-{id}.ics"),
+        Target::Object(id) => format!("object-{id}.ics"),
     }
 }
 
@@ -108,14 +120,16 @@ pub fn default_uid(target: Target, host: &str) -> String {
     match target {
         Target::Booking(id) => crate::calendar::ics::uid(id, host),
         Target::Series(id) => format!("series-{id}@{host}"),
+        Target::Object(id) => format!("object-{id}@{host}"),
     }
 }
 
-/// A strong ETag: the target and its version.
+/// A strong ETag of what yeyak writes: the target and its version.
 pub fn etag(target: Target, version: i64) -> String {
     match target {
         Target::Booking(id) => format!("\"b{id}-{version}\""),
         Target::Series(id) => format!("\"s{id}-{version}\""),
+        Target::Object(id) => format!("\"o{id}-{version}\""),
     }
 }
 
@@ -130,18 +144,15 @@ pub async fn members(
     window: Option<(DateTime<Utc>, DateTime<Utc>)>,
     only: Option<&[Target]>,
 ) -> QueryResult<Vec<Member>> {
-    let (bookings, series): (Option<Vec<i64>>, Option<Vec<i64>>) = match only {
-        None => (None, None),
-        Some(targets) => (
-            Some(targets.iter().filter_map(|t| if let Target::Booking(id) = t { Some(*id) } else { None }).collect()),
-            Some(targets.iter().filter_map(|t| if let Target::Series(id) = t { Some(*id) } else { None }).collect()),
-        ),
-    };
+    let pick = |f: fn(&Target) -> Option<i64>| only.map(|targets| targets.iter().filter_map(f).collect::<Vec<i64>>());
+    let bookings = pick(|t| if let Target::Booking(id) = t { Some(*id) } else { None });
+    let series = pick(|t| if let Target::Series(id) = t { Some(*id) } else { None });
+    let stored = pick(|t| if let Target::Object(id) = t { Some(*id) } else { None });
     let rows: Vec<Row> = diesel::sql_query(concat!(
-        "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid, r.updated_at
+        "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid, r.updated_at, NULL::text AS etag
            FROM reservation r
            LEFT JOIN dav_event d ON d.reservation_id = r.id AND d.staff_id = $3
-          WHERE r.series_id IS NULL AND r.status IN ",
+          WHERE r.series_id IS NULL AND (d.body IS NULL OR $3::int8 IS NULL) AND r.status IN ",
         crate::live_statuses!(),
         "
             AND ($1::text IS NULL OR r.organizer_digest = $1)
@@ -149,11 +160,12 @@ pub async fn members(
             AND ($5::timestamptz IS NULL OR tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)'))
             AND ($7::int8[] IS NULL OR r.id = ANY($7))
          UNION ALL
-         SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid, greatest(s.updated_at, max(r.updated_at))
+         SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid, greatest(s.updated_at, max(r.updated_at)),
+                NULL
            FROM booking_series s
            JOIN reservation r ON r.series_id = s.id
            LEFT JOIN dav_event d ON d.series_id = s.id AND d.staff_id = $3
-          WHERE ($1::text IS NULL OR s.organizer_digest = $1)
+          WHERE (d.body IS NULL OR $3::int8 IS NULL) AND ($1::text IS NULL OR s.organizer_digest = $1)
             AND ($2::text IS NULL OR $2 = ANY(s.rooms))
             AND ($8::int8[] IS NULL OR s.id = ANY($8))
           GROUP BY s.id, d.name, d.uid
@@ -164,6 +176,13 @@ pub async fn members(
         crate::live_statuses!(),
         "
                  AND tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)')))
+         UNION ALL
+         SELECT 'o', o.id, 0, o.name, o.uid, coalesce(o.updated_at, o.created_at), o.etag
+           FROM dav_event o
+          WHERE $3::int8 IS NOT NULL AND o.staff_id = $3 AND o.body IS NOT NULL AND o.deleted_at IS NULL
+            AND ($5::timestamptz IS NULL OR o.starts_at IS NULL
+                 OR tstzrange(o.starts_at, o.ends_at, '[]') && tstzrange($5, $6, '[)'))
+            AND ($9::int8[] IS NULL OR o.id = ANY($9))
           ORDER BY 1, 2"
     ))
     .bind::<Nullable<Text>, _>(scope.digest())
@@ -174,6 +193,7 @@ pub async fn members(
     .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.1))
     .bind::<Nullable<Array<Int8>>, _>(bookings)
     .bind::<Nullable<Array<Int8>>, _>(series)
+    .bind::<Nullable<Array<Int8>>, _>(stored)
     .cached()
     .load(conn)
     .await?;
@@ -189,12 +209,20 @@ pub async fn resolve_names(
     staff_id: Option<i64>,
     names: &[&str],
 ) -> QueryResult<Vec<(String, Target)>> {
-    let own: Vec<(String, Option<i64>, Option<i64>)> = match staff_id {
+    type Own = (String, i64, bool, Option<i64>, Option<i64>);
+    let own: Vec<Own> = match staff_id {
         Some(staff_id) if !names.is_empty() => {
             dav_event::table
                 .filter(dav_event::staff_id.eq(staff_id))
                 .filter(dav_event::name.eq_any(names))
-                .select((dav_event::name, dav_event::reservation_id, dav_event::series_id))
+                .filter(dav_event::deleted_at.is_null())
+                .select((
+                    dav_event::name,
+                    dav_event::id,
+                    dav_event::body.is_not_null(),
+                    dav_event::reservation_id,
+                    dav_event::series_id,
+                ))
                 .load(conn)
                 .await?
         }
@@ -203,9 +231,11 @@ pub async fn resolve_names(
     Ok(names
         .iter()
         .filter_map(|name| {
-            let target = match own.iter().find(|(n, _, _)| n == name) {
-                Some((_, Some(id), _)) => Some(Target::Booking(*id)),
-                Some((_, None, Some(id))) => Some(Target::Series(*id)),
+            let target = match own.iter().find(|(n, ..)| n == name) {
+                // A stored object stands for what it booked (SPEC §23).
+                Some((_, id, true, _, _)) => Some(Target::Object(*id)),
+                Some((_, _, false, Some(id), _)) => Some(Target::Booking(*id)),
+                Some((_, _, false, None, Some(id))) => Some(Target::Series(*id)),
                 Some(_) => None,
                 None => parse_default_name(name),
             };
@@ -250,42 +280,6 @@ pub async fn by_uid(conn: &mut Conn, staff_id: i64, uid: &str) -> QueryResult<Op
         .optional()
 }
 
-/// Binds a person's UID and name to what their `PUT` booked, in the
-/// booking's transaction; a UID or name used before now points here.
-pub async fn bind(
-    conn: &mut Conn,
-    staff_id: i64,
-    uid: &str,
-    name: &str,
-    target: Target,
-    now: DateTime<Utc>,
-) -> QueryResult<()> {
-    let (reservation_id, series_id) = match target {
-        Target::Booking(id) => (Some(id), None),
-        Target::Series(id) => (None, Some(id)),
-    };
-    // A name or UID of an event that was deleted before is free again.
-    diesel::delete(
-        dav_event::table
-            .filter(dav_event::staff_id.eq(staff_id))
-            .filter(dav_event::uid.eq(uid).or(dav_event::name.eq(name))),
-    )
-    .execute(conn)
-    .await?;
-    diesel::insert_into(dav_event::table)
-        .values((
-            dav_event::staff_id.eq(staff_id),
-            dav_event::uid.eq(uid),
-            dav_event::name.eq(name),
-            dav_event::reservation_id.eq(reservation_id),
-            dav_event::series_id.eq(series_id),
-            dav_event::created_at.eq(now),
-        ))
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
 /// The UID and name a target has in a person's collection, if it came
 /// through CalDAV.
 pub async fn mapping_of(conn: &mut Conn, target: Target) -> QueryResult<Option<(String, String)>> {
@@ -293,5 +287,6 @@ pub async fn mapping_of(conn: &mut Conn, target: Target) -> QueryResult<Option<(
     match target {
         Target::Booking(id) => q.filter(dav_event::reservation_id.eq(id)).first(conn).await.optional(),
         Target::Series(id) => q.filter(dav_event::series_id.eq(id)).first(conn).await.optional(),
+        Target::Object(id) => q.filter(dav_event::id.eq(id)).first(conn).await.optional(),
     }
 }

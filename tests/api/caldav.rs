@@ -74,10 +74,6 @@ pub fn invite(uid: &str, title: &str, rooms: &[&str], day: i64, start: u32, end:
     )
 }
 
-fn yeyak_code(body: &str) -> String {
-    body.split("<Y:code>").nth(1).and_then(|s| s.split("</Y:code>").next()).unwrap_or_default().to_owned()
-}
-
 async fn bookings(app: &TestApp) -> Vec<Value> {
     let q = |t: String| t.replace('+', "%2B");
     let (status, body) =
@@ -262,40 +258,71 @@ async fn inviting_a_room_books_it_through_the_booking_command() {
     assert_eq!(dav.send("GET", "/dav/calendars/kim/bookings/weekly-1.ics", &[], "").await.status, StatusCode::OK);
 }
 
+/// The unfolded line of the room attendee `room` in `ics`.
+fn room_line(ics: &str, room: &str) -> String {
+    let unfolded = ics.replace("\r\n ", "");
+    let wanted = format!("mailto:room-{}@yeyak.local", room.to_lowercase());
+    unfolded.lines().find(|l| l.to_lowercase().ends_with(&wanted)).unwrap_or_default().to_owned()
+}
+
+/// SPEC §23 (replacing §17's 409s): a room that cannot take an event
+/// declines inside it — the event is stored and synced, nothing is booked.
 #[tokio::test]
-async fn refused_invitations_answer_the_json_apis_status_code_and_message() {
+async fn a_room_that_cannot_take_an_event_declines_inside_it_and_books_nothing() {
     let app = TestApp::spawn().await;
     let dav = Dav::person(&app, "kim").await;
     let (status, _) =
         post(&app, "/api/bookings", TENANT_ONE, "o", "k1", booking("x", &["A"], &at(1, 1, 0), &at(1, 2, 0))).await;
     assert_eq!(status, StatusCode::CREATED);
-    let before = fingerprint(&app, &["reservation", "reservation_room", "dav_event", "booking_event"]).await;
-
-    let taken = dav.put("t.ics", &invite("t", "겹침", &["A"], 1, 1, 2), &[]).await;
-    assert_eq!(taken.status, StatusCode::CONFLICT, "{}", taken.body);
-    assert!(taken.body.contains(r#"xmlns:Y="urn:yeyak""#), "{}", taken.body);
-    assert_eq!(yeyak_code(&taken.body), "ROOM_TIME_TAKEN");
-    assert!(taken.body.contains("<Y:message>이미 예약된 시간입니다</Y:message>"), "{}", taken.body);
-    // The message follows Accept-Language as the JSON API's does (SPEC §19); the code stays.
-    let english =
-        dav.put("t.ics", &invite("t", "겹침", &["A"], 1, 1, 2), &[("Accept-Language", "en-GB,en;q=0.9")]).await;
-    assert_eq!((english.status, yeyak_code(&english.body)), (StatusCode::CONFLICT, "ROOM_TIME_TAKEN".into()));
-    assert!(english.body.contains("<Y:message>This time is already booked</Y:message>"), "{}", english.body);
-    let apart = dav.put("ac.ics", &invite("ac", "떨어진 방", &["A", "C"], 1, 5, 6), &[]).await;
-    assert_eq!(
-        (apart.status, yeyak_code(&apart.body)),
-        (StatusCode::BAD_REQUEST, "ROOM_COMBINATION_NOT_ALLOWED".into())
-    );
+    let booked = || app.count("SELECT count(*) FROM reservation");
+    let before = booked().await;
+    for (name, ics, room, code) in [
+        ("t.ics", invite("t", "겹침", &["A"], 1, 1, 2), "A", "ROOM_TIME_TAKEN"),
+        ("ac.ics", invite("ac", "떨어진 방", &["A", "C"], 1, 5, 6), "C", "ROOM_COMBINATION_NOT_ALLOWED"),
+        ("u.ics", invite("u", "없는 방", &["ZZ"], 1, 5, 6), "ZZ", "UNKNOWN_ROOM"),
+        (
+            "long.ics",
+            invite("long", "너무 긺", &["B"], 1, 0, 2).replace(
+                &format!("DTEND:{}", &at(1, 2, 0).replace(['-', ':'], "")[..15]),
+                &format!("DTEND:{}", &at(9, 2, 0).replace(['-', ':'], "")[..15]),
+            ),
+            "B",
+            "BOOKING_TOO_LONG",
+        ),
+    ] {
+        let put = dav.put(name, &ics, &[]).await;
+        assert_eq!(put.status, StatusCode::CREATED, "{name}: {}", put.body);
+        assert!(put.headers.get("etag").is_none(), "{name}: the stored event differs from what was sent");
+        let got = dav.send("GET", &format!("/dav/calendars/kim/bookings/{name}"), &[], "").await;
+        assert_eq!(got.status, StatusCode::OK, "{name}");
+        let line = room_line(&got.body, room);
+        assert!(line.contains("PARTSTAT=DECLINED") && line.contains(&format!("X-YEYAK-CODE={code}")), "{name}: {line}");
+        assert!(line.contains("SCHEDULE-STATUS=2.0"), "{name}: {line}");
+    }
+    assert_eq!(booked().await, before, "no declined event booked anything");
+    // An event without a room, and a to-do: stored, booking nothing.
     let alone = dav.put("n.ics", &invite("n", "방 없음", &[], 1, 5, 6), &[]).await;
-    assert_eq!((alone.status, yeyak_code(&alone.body)), (StatusCode::FORBIDDEN, "ROOM_REQUIRED".into()));
-    let unknown = dav.put("u.ics", &invite("u", "없는 방", &["ZZ"], 1, 5, 6), &[]).await;
-    assert_eq!((unknown.status, yeyak_code(&unknown.body)), (StatusCode::BAD_REQUEST, "UNKNOWN_ROOM".into()));
+    assert_eq!(alone.status, StatusCode::CREATED, "{}", alone.body);
+    assert!(alone.headers.get("etag").is_some(), "stored exactly as sent: {}", alone.body);
+    let todo = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VTODO\r\nUID:todo-1\r\nSUMMARY:x\r\nEND:VTODO\r\nEND:VCALENDAR\r\n";
+    let stored = dav.put("todo.ics", todo, &[]).await;
+    assert_eq!(stored.status, StatusCode::CREATED, "{}", stored.body);
+    assert_eq!(dav.send("GET", "/dav/calendars/kim/bookings/todo.ics", &[], "").await.body, todo);
+    assert_eq!(booked().await, before);
+    app.assert_consistent().await;
+}
 
+#[tokio::test]
+async fn malformed_or_misplaced_calendar_data_is_refused_and_stores_nothing() {
+    let app = TestApp::spawn().await;
+    let dav = Dav::person(&app, "kim").await;
+    let before = fingerprint(&app, &["reservation", "reservation_room", "dav_event", "booking_event"]).await;
     let garbage = dav.put("g.ics", "BEGIN:VCALENDAR\r\nthis is not\r\n", &[]).await;
     assert_eq!(garbage.status, StatusCode::BAD_REQUEST);
     assert!(garbage.body.contains("<C:valid-calendar-data/>"), "{}", garbage.body);
-    let todo = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VTODO\r\nUID:t\r\nSUMMARY:x\r\nEND:VTODO\r\nEND:VCALENDAR\r\n";
-    let refused = dav.put("todo.ics", todo, &[]).await;
+    let journal =
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VJOURNAL\r\nUID:j\r\nEND:VJOURNAL\r\nEND:VCALENDAR\r\n";
+    let refused = dav.put("journal.ics", journal, &[]).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
     assert!(refused.body.contains("<C:supported-calendar-component/>"), "{}", refused.body);
     let mars = invite("m", "화성", &["B"], 1, 5, 6)
@@ -318,7 +345,7 @@ async fn refused_invitations_answer_the_json_apis_status_code_and_message() {
     let others = dav.put("../../lee/bookings/x.ics", &invite("o", "남의 달력", &["B"], 1, 5, 6), &[]).await;
     assert_ne!(others.status, StatusCode::CREATED);
     let after = fingerprint(&app, &["reservation", "reservation_room", "dav_event", "booking_event"]).await;
-    assert_eq!(before, after, "no refused or malformed invitation stored anything");
+    assert_eq!(before, after, "nothing malformed or misplaced stored anything");
     app.assert_consistent().await;
 }
 

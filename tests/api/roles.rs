@@ -86,6 +86,9 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("staff.change_own_password", &[Staff, Admin]),
     // §10: a person replaces their own feed address on /account.
     ("calendar_token.rotate", &[Staff, Admin]),
+    // §17, §23: a person's calendar app stores and deletes their own events.
+    ("calendar_object.put", &[Staff, Admin]),
+    ("calendar_object.delete", &[Staff, Admin]),
     // §17: a person makes and revokes their app passwords on /account.
     ("app_password.create", &[Staff, Admin]),
     ("app_password.revoke", &[Staff, Admin]),

@@ -115,3 +115,4 @@ api-SERIES_CONFLICT-plain = Some dates are already booked.
 api-ROOM_CODE_TAKEN-plain = A room with this code exists.
 api-ROOM_POSITION_TAKEN-plain = This position is taken.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = This room has upcoming bookings.
+api-UID_CONFLICT = This UID belongs to another event.

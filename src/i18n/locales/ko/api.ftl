@@ -107,3 +107,4 @@ api-SERIES_CONFLICT-plain = 이미 예약된 날짜가 있습니다.
 api-ROOM_CODE_TAKEN-plain = 이미 있는 회의실 코드입니다.
 api-ROOM_POSITION_TAKEN-plain = 이미 쓰인 자리입니다.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = 앞으로의 예약이 있는 회의실입니다.
+api-UID_CONFLICT = 이 UID는 이미 다른 일정이 쓰고 있습니다.
