@@ -10,14 +10,16 @@ use std::str::FromStr;
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
 use icalendar::{Calendar, CalendarComponent, Component, Property};
 
-use super::invitation::{self, Refusal};
+use super::invitation::{invalid, is, p_value, prop, props, Refusal, Zones};
 use super::path::Resource;
 use super::time_range;
 use super::xml::{Element, Node, CALDAV};
 use super::{DavError, Door};
 use crate::calendar::address;
+use crate::calendar::ics::read;
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{busy_intervals, FreeInterval};
@@ -93,6 +95,41 @@ fn vfreebusy(
     cal.done().to_string()
 }
 
+/// A free/busy question (`VFREEBUSY`, `METHOD:REQUEST`) to the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreeBusyRequest {
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    /// Each `ATTENDEE` as sent.
+    pub attendees: Vec<String>,
+    pub organizer: Option<String>,
+    pub uid: Option<String>,
+}
+
+pub fn read_freebusy(text: &str, home: Tz) -> Result<FreeBusyRequest, Refusal> {
+    let unfolded = read::unfold(text);
+    let roots = read::components(&unfolded).map_err(|e| invalid(e.reason()))?;
+    let calendar = match roots.as_slice() {
+        [one] if is(one.name.as_str(), "VCALENDAR") => one,
+        _ => return Err(invalid("the body must be one VCALENDAR")),
+    };
+    let zones = Zones::read(calendar, home)?;
+    let fb =
+        calendar.components.iter().find(|c| is(c.name.as_str(), "VFREEBUSY")).ok_or_else(|| invalid("no VFREEBUSY"))?;
+    let start = zones.instant(prop(fb, "DTSTART").ok_or_else(|| invalid("a VFREEBUSY without DTSTART"))?)?;
+    let end = zones.instant(prop(fb, "DTEND").ok_or_else(|| invalid("a VFREEBUSY without DTEND"))?)?;
+    if end <= start {
+        return Err(invalid("DTEND must be after DTSTART"));
+    }
+    Ok(FreeBusyRequest {
+        starts_at: start,
+        ends_at: end,
+        attendees: props(fb, "ATTENDEE").map(|p| p_value(p).trim().to_owned()).collect(),
+        organizer: prop(fb, "ORGANIZER").map(|p| p_value(p).trim().to_owned()),
+        uid: prop(fb, "UID").map(|p| p_value(p).trim().to_owned()),
+    })
+}
+
 /// `CALDAV:free-busy-query` on a room's calendar.
 pub async fn query(door: &Door<'_>, code: &str, root: &Element) -> Result<HttpResponse, DavError> {
     let range = root.child(CALDAV, "time-range").ok_or_else(DavError::bad_xml)?;
@@ -118,7 +155,7 @@ pub async fn post(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<H
     let text = std::str::from_utf8(body).map_err(|_| {
         DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", "the body is not UTF-8")
     })?;
-    let request = invitation::read_freebusy(text, door.state.policy().timezone).map_err(|r| match r {
+    let request = read_freebusy(text, door.state.policy().timezone).map_err(|r| match r {
         Refusal::Invalid(why) | Refusal::Unsupported(why) => {
             DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", why)
         }

@@ -24,7 +24,7 @@ pub enum Refusal {
     Unsupported(String),
 }
 
-fn invalid(reason: impl Into<String>) -> Refusal {
+pub(super) fn invalid(reason: impl Into<String>) -> Refusal {
     Refusal::Invalid(reason.into())
 }
 
@@ -58,54 +58,6 @@ pub struct Invitation {
     pub cancelled: bool,
 }
 
-/// What a `PUT` into a person's collection holds (SPEC §23).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Object {
-    /// An event, which may invite rooms.
-    Event(Invitation),
-    /// A to-do: stored and synced like any object; it books nothing.
-    Todo { uid: String },
-}
-
-impl Object {
-    pub fn uid(&self) -> &str {
-        match self {
-            Object::Event(inv) => &inv.uid,
-            Object::Todo { uid } => uid,
-        }
-    }
-
-    pub fn component(&self) -> &'static str {
-        match self {
-            Object::Event(_) => "VEVENT",
-            Object::Todo { .. } => "VTODO",
-        }
-    }
-}
-
-/// Reads a `PUT` body into the event or to-do it holds (one kind, one UID).
-pub fn read_object(text: &str, home: Tz, room_domain: &str) -> Result<Object, Refusal> {
-    let unfolded = read::unfold(text);
-    let roots = read::components(&unfolded).map_err(|e| invalid(e.reason()))?;
-    let calendar = match roots.as_slice() {
-        [one] if is(one.name.as_str(), "VCALENDAR") => one,
-        _ => return Err(invalid("the body must be one VCALENDAR")),
-    };
-    let todos: Vec<&Component<'_>> = calendar.components.iter().filter(|c| is(c.name.as_str(), "VTODO")).collect();
-    let has_event = calendar.components.iter().any(|c| is(c.name.as_str(), "VEVENT"));
-    if todos.is_empty() || has_event {
-        return read(text, home, room_domain).map(Object::Event);
-    }
-    let uid = prop(todos[0], "UID").map(|p| p.val.as_str().trim().to_owned()).unwrap_or_default();
-    if uid.is_empty() || uid.len() > 255 || uid.chars().any(crate::text::is_forbidden) {
-        return Err(invalid("the VTODO needs a UID of 1-255 plain characters"));
-    }
-    if todos.iter().any(|t| prop(t, "UID").is_none_or(|p| p.val.as_str().trim() != uid)) {
-        return Err(invalid("every VTODO of one resource has the same UID"));
-    }
-    Ok(Object::Todo { uid })
-}
-
 /// A time zone a request may name.
 #[derive(Debug, Clone, Copy)]
 enum Zone {
@@ -122,30 +74,30 @@ impl Zone {
     }
 }
 
-fn is(name: &str, want: &str) -> bool {
+pub(super) fn is(name: &str, want: &str) -> bool {
     name.eq_ignore_ascii_case(want)
 }
 
-fn param<'a>(p: &'a Property<'_>, key: &str) -> Option<&'a str> {
+pub(super) fn param<'a>(p: &'a Property<'_>, key: &str) -> Option<&'a str> {
     p.params.iter().find(|x| is(x.key.as_str(), key)).and_then(|x| x.val.as_ref()).map(|v| v.as_str().trim_matches('"'))
 }
 
-fn props<'a, 'b>(c: &'a Component<'b>, name: &'a str) -> impl Iterator<Item = &'a Property<'b>> + 'a {
+pub(super) fn props<'a, 'b>(c: &'a Component<'b>, name: &'a str) -> impl Iterator<Item = &'a Property<'b>> + 'a {
     c.properties.iter().filter(move |p| is(p.name.as_str(), name))
 }
 
-fn prop<'a, 'b>(c: &'a Component<'b>, name: &'a str) -> Option<&'a Property<'b>> {
+pub(super) fn prop<'a, 'b>(c: &'a Component<'b>, name: &'a str) -> Option<&'a Property<'b>> {
     props(c, name).next()
 }
 
 /// The zones a request's `VTIMEZONE`s define, by `TZID`.
-struct Zones {
+pub(super) struct Zones {
     home: Tz,
     defined: Vec<(String, Zone)>,
 }
 
 impl Zones {
-    fn read(calendar: &Component<'_>, home: Tz) -> Result<Zones, Refusal> {
+    pub(super) fn read(calendar: &Component<'_>, home: Tz) -> Result<Zones, Refusal> {
         let mut defined = Vec::new();
         for tz in calendar.components.iter().filter(|c| is(c.name.as_str(), "VTIMEZONE")) {
             let Some(id) = prop(tz, "TZID").map(|p| p.val.as_str().to_owned()) else {
@@ -172,7 +124,7 @@ impl Zones {
     }
 
     /// An instant from a DATE-TIME (or DATE: local midnight) property.
-    fn instant(&self, p: &Property<'_>) -> Result<DateTime<Utc>, Refusal> {
+    pub(super) fn instant(&self, p: &Property<'_>) -> Result<DateTime<Utc>, Refusal> {
         let value = p.val.as_str().trim();
         let bad = || invalid(format!("{} `{value}` is not a date or date-time", p.name.as_str()));
         if let Some(utc) = value.strip_suffix('Z').or_else(|| value.strip_suffix('z')) {
@@ -325,42 +277,7 @@ pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refus
     })
 }
 
-/// A free/busy question (`VFREEBUSY`, `METHOD:REQUEST`) to the outbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FreeBusyRequest {
-    pub starts_at: DateTime<Utc>,
-    pub ends_at: DateTime<Utc>,
-    /// Each `ATTENDEE` as sent.
-    pub attendees: Vec<String>,
-    pub organizer: Option<String>,
-    pub uid: Option<String>,
-}
-
-pub fn read_freebusy(text: &str, home: Tz) -> Result<FreeBusyRequest, Refusal> {
-    let unfolded = read::unfold(text);
-    let roots = read::components(&unfolded).map_err(|e| invalid(e.reason()))?;
-    let calendar = match roots.as_slice() {
-        [one] if is(one.name.as_str(), "VCALENDAR") => one,
-        _ => return Err(invalid("the body must be one VCALENDAR")),
-    };
-    let zones = Zones::read(calendar, home)?;
-    let fb =
-        calendar.components.iter().find(|c| is(c.name.as_str(), "VFREEBUSY")).ok_or_else(|| invalid("no VFREEBUSY"))?;
-    let start = zones.instant(prop(fb, "DTSTART").ok_or_else(|| invalid("a VFREEBUSY without DTSTART"))?)?;
-    let end = zones.instant(prop(fb, "DTEND").ok_or_else(|| invalid("a VFREEBUSY without DTEND"))?)?;
-    if end <= start {
-        return Err(invalid("DTEND must be after DTSTART"));
-    }
-    Ok(FreeBusyRequest {
-        starts_at: start,
-        ends_at: end,
-        attendees: props(fb, "ATTENDEE").map(|p| p_value(p).trim().to_owned()).collect(),
-        organizer: prop(fb, "ORGANIZER").map(|p| p_value(p).trim().to_owned()),
-        uid: prop(fb, "UID").map(|p| p_value(p).trim().to_owned()),
-    })
-}
-
-fn p_value<'a>(p: &'a Property<'_>) -> &'a str {
+pub(super) fn p_value<'a>(p: &'a Property<'_>) -> &'a str {
     p.val.as_str()
 }
 
@@ -438,7 +355,10 @@ mod tests {
         let endless = event("DTSTART:20300107T100000Z\r\nDURATION:P99999999W\r\n");
         assert!(matches!(refused(&endless), Refusal::Invalid(_)), "an end past any date is refused, not a panic");
         let todo = cal("BEGIN:VTODO\r\nUID:t\r\nSUMMARY:x\r\nEND:VTODO\r\n");
-        assert_eq!(read_object(&todo, SEOUL, "h").unwrap(), Object::Todo { uid: "t".into() });
+        assert_eq!(
+            super::super::sent::read_object(&todo, SEOUL, "h").unwrap(),
+            super::super::sent::Object::Todo { uid: "t".into() }
+        );
         let journal = cal("BEGIN:VJOURNAL\r\nUID:t\r\nEND:VJOURNAL\r\n");
         assert!(matches!(refused(&journal), Refusal::Unsupported(_)));
         let two_uids =

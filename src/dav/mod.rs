@@ -9,6 +9,7 @@
 //! (`sync`); XML goes through `quick-xml` (`xml`) and iCalendar through the
 //! `icalendar` crate (`invitation`, `render`).
 
+pub mod answer;
 pub mod auth;
 pub mod freebusy;
 pub mod invitation;
@@ -18,6 +19,7 @@ pub mod props;
 pub mod put;
 pub mod render;
 pub mod report;
+pub mod sent;
 pub mod store;
 pub mod sync;
 pub mod time_range;

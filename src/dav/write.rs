@@ -14,11 +14,13 @@ use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use chrono::{DateTime, Utc};
 
-use super::invitation::{self, Invitation, Object, Refusal};
+use super::answer::Asked;
+use super::invitation::{Invitation, Refusal};
 use super::objects;
 use super::path::Resource;
 use super::props::{self, Calendar};
-use super::put::{Asked, DeleteObject, StoreObject, Stored};
+use super::put::{DeleteObject, StoreObject, Stored};
+use super::sent::{self, Object};
 use super::store::{self, Member, Target};
 use super::xml::CALDAV;
 use super::{DavError, Door};
@@ -105,16 +107,15 @@ fn read_object(door: &Door<'_>, body: &[u8]) -> Result<(String, Object), DavErro
     let text = std::str::from_utf8(body).map_err(|_| {
         DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", "the body is not UTF-8")
     })?;
-    let object = invitation::read_object(text, door.state.policy().timezone, &door.state.room_mail_domain).map_err(
-        |r| match r {
+    let object =
+        sent::read_object(text, door.state.policy().timezone, &door.state.room_mail_domain).map_err(|r| match r {
             Refusal::Invalid(why) => {
                 DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", why)
             }
             Refusal::Unsupported(why) => {
                 DavError::precondition(StatusCode::FORBIDDEN, CALDAV, "supported-calendar-component", why)
             }
-        },
-    )?;
+        })?;
     Ok((text.to_owned(), object))
 }
 

@@ -125,7 +125,7 @@ pub fn invitation(data: &[u8]) {
 /// `dav::invitation::read_freebusy` (a schedule outbox `POST`).
 pub fn freebusy(data: &[u8]) {
     let Some(text) = text(data) else { return };
-    let Ok(request) = invitation::read_freebusy(text, HOME) else { return };
+    let Ok(request) = crate::dav::freebusy::read_freebusy(text, HOME) else { return };
     assert!(request.ends_at > request.starts_at, "a free-busy window ends after it starts");
 }
 
