@@ -232,6 +232,10 @@ pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::P
         .and_then(|h| h.to_str().ok())
         .and_then(Lang::from_accept_language)
         .unwrap_or_default();
+    if req.method() == method("MKCALENDAR") || req.method() == method("MKCOL") {
+        // Calendars are made by yeyak, at every address (SPEC §23).
+        return DavError::need_privileges("calendars are made by yeyak, not by clients").into_response(lang);
+    }
     let Some(resource) = Resource::parse(req.path()) else { return DavError::not_found().into_response(lang) };
     if req.method() == Method::OPTIONS {
         return HttpResponse::Ok().insert_header(("DAV", DAV_HEADER)).insert_header((header::ALLOW, ALLOW)).finish();
@@ -264,8 +268,6 @@ pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::P
         freebusy::post(&door, &resource, &body).await
     } else if m == method("PROPPATCH") {
         props::proppatch(&door, &resource, &body).await
-    } else if m == method("MKCALENDAR") || m == method("MKCOL") {
-        Err(DavError::need_privileges("calendars are made by yeyak, not by clients"))
     } else {
         Ok(HttpResponse::MethodNotAllowed().insert_header((header::ALLOW, ALLOW)).finish())
     };

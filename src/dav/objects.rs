@@ -40,7 +40,17 @@ impl Stored {
 
 /// The object at `name` in a person's collection, locked to the end of the
 /// transaction (live, a tombstone, or a binding without a stored text).
+/// Writers of one name take their turns first — a transaction-scoped
+/// advisory lock of (person, name) — so two `PUT`s of a new object at one
+/// address are judged one after the other (`If-None-Match: *`: one 201,
+/// one 412); a UID across addresses stays the primary key's to decide.
 pub async fn lock_by_name(conn: &mut Conn, staff_id: i64, name: &str) -> diesel::QueryResult<Option<Stored>> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('dav-object:' || $1 || ':' || $2, 0))")
+        .bind::<Int8, _>(staff_id)
+        .bind::<Text, _>(name)
+        .cached()
+        .execute(conn)
+        .await?;
     diesel::sql_query(
         "SELECT id, uid, body, etag, reservation_id, series_id, deleted_at IS NOT NULL AS deleted
            FROM dav_event WHERE staff_id = $1 AND name = $2 FOR UPDATE",
