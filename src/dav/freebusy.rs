@@ -5,13 +5,10 @@
 //! `GET /api/rooms/{code}/availability` (its complement: the window minus
 //! the free intervals), computed by PostgreSQL from the active room copies.
 
-use std::str::FromStr;
-
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
-use icalendar::{Calendar, CalendarComponent, Component, Property};
 
 use super::invitation::{invalid, is, p_value, prop, props, Refusal, Zones};
 use super::path::Resource;
@@ -19,7 +16,7 @@ use super::time_range;
 use super::xml::{Element, Node, CALDAV};
 use super::{DavError, Door};
 use crate::calendar::address;
-use crate::calendar::ics::read;
+use crate::calendar::ics::{read, Calendar, Clock, Method};
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{busy_intervals, FreeInterval};
@@ -56,7 +53,8 @@ async fn busy(
     Ok(busy_intervals(&mut conn, code, from, to).await?)
 }
 
-/// A `VFREEBUSY` of one room (`METHOD:REPLY` for the outbox).
+/// A `VFREEBUSY` of one room (`METHOD:REPLY` for the outbox), written by
+/// `calendar::ics` like every iCalendar text yeyak makes.
 fn vfreebusy(
     reply: Option<(&str, Option<&str>, Option<&str>)>,
     from: DateTime<Utc>,
@@ -64,35 +62,26 @@ fn vfreebusy(
     now: DateTime<Utc>,
     periods: &[FreeInterval],
 ) -> String {
-    let mut fb = match CalendarComponent::from_str("BEGIN:VFREEBUSY\r\nEND:VFREEBUSY\r\n") {
-        Ok(CalendarComponent::Other(fb)) => fb,
-        _ => unreachable!("an empty VFREEBUSY parses"),
-    };
-    fb.append_property(Property::new("DTSTAMP", utc(now)))
-        .append_property(Property::new("DTSTART", utc(from)))
-        .append_property(Property::new("DTEND", utc(to)));
+    let mut cal = Calendar::object(reply.map(|_| Method::Reply), Clock::Utc);
+    let l = cal.lines();
+    l.raw("BEGIN", "VFREEBUSY");
+    l.raw("DTSTAMP", &utc(now));
+    l.raw("DTSTART", &utc(from));
+    l.raw("DTEND", &utc(to));
     if let Some((attendee, organizer, uid)) = reply {
-        fb.append_property(Property::new("ATTENDEE", attendee));
+        l.raw("ATTENDEE", attendee);
         if let Some(o) = organizer {
-            fb.append_property(Property::new("ORGANIZER", o));
+            l.raw("ORGANIZER", o);
         }
         if let Some(u) = uid {
-            fb.append_property(Property::new("UID", u));
+            l.raw("UID", u);
         }
     }
     for p in periods {
-        let mut line = Property::new("FREEBUSY", format!("{}/{}", utc(p.starts_at), utc(p.ends_at)));
-        line.add_parameter("FBTYPE", "BUSY");
-        fb.append_multi_property(line);
+        l.with_params("FREEBUSY", &[("FBTYPE", "BUSY")], &format!("{}/{}", utc(p.starts_at), utc(p.ends_at)));
     }
-    let mut cal = Calendar::empty();
-    cal.append_property(Property::new("VERSION", "2.0"));
-    cal.append_property(Property::new("PRODID", "-//yeyak//caldav//KO"));
-    if reply.is_some() {
-        cal.append_property(Property::new("METHOD", "REPLY"));
-    }
-    cal.push(fb);
-    cal.done().to_string()
+    l.raw("END", "VFREEBUSY");
+    cal.finish()
 }
 
 /// A free/busy question (`VFREEBUSY`, `METHOD:REQUEST`) to the outbox.

@@ -185,9 +185,12 @@ impl Door<'_> {
     }
 }
 
+/// The challenge of every 401 and 429 of the door (RFC 7617).
+const CHALLENGE: &str = "Basic realm=\"yeyak\"";
+
 fn unauthorized() -> HttpResponse {
     HttpResponse::Unauthorized()
-        .insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"yeyak\""))
+        .insert_header((header::WWW_AUTHENTICATE, CHALLENGE))
         .insert_header(("DAV", DAV_HEADER))
         .finish()
 }
@@ -197,7 +200,7 @@ fn denied(d: Denied, lang: Lang) -> HttpResponse {
         Denied::Missing | Denied::Wrong => unauthorized(),
         Denied::Throttled(secs) => HttpResponse::TooManyRequests()
             .insert_header((header::RETRY_AFTER, secs))
-            .insert_header((header::WWW_AUTHENTICATE, "Basic realm=\"yeyak\""))
+            .insert_header((header::WWW_AUTHENTICATE, CHALLENGE))
             .finish(),
         Denied::Busy => HttpResponse::ServiceUnavailable().insert_header((header::RETRY_AFTER, 1u32)).finish(),
         Denied::Db(e) => DavError::from(e).into_response(lang),

@@ -1,26 +1,23 @@
-//! A member as the iCalendar text a CalDAV `GET` answers (SPEC §17), written
-//! by the `icalendar` crate with the escaping helpers of `calendar::ics`:
-//! the client's UID, each booked room as `ATTENDEE;CUTYPE=ROOM` with
-//! `PARTSTAT=ACCEPTED` (`TENTATIVE` while the booking waits for approval),
-//! the organizer as `ORGANIZER;CN=…`. A series is ONE master `VEVENT` with
-//! its `RRULE`, an `EXDATE` for every date the rule gives that holds no live
-//! occurrence, and a `RECURRENCE-ID` override for every occurrence that
-//! differs from the rule (moved, retitled, waiting for approval) — never
-//! expanded.
+//! A member as the iCalendar text a CalDAV `GET` answers (SPEC §17),
+//! written by `calendar::ics`, the one iCalendar writer: the client's UID,
+//! each booked room as `ATTENDEE;CUTYPE=ROOM` with `PARTSTAT=ACCEPTED`
+//! (`TENTATIVE` while the booking waits for approval), the organizer as
+//! `ORGANIZER;CN=…`. A series is ONE master `VEVENT` with its `RRULE`, an
+//! `EXDATE` for every date the rule gives that holds no live occurrence, and
+//! a `RECURRENCE-ID` override for every occurrence that differs from the
+//! rule (moved, retitled, waiting for approval) — never expanded. The same
+//! version of a member is the same bytes: nothing generated, properties in
+//! one order.
 //!
 //! A series is written in the configured zone (`TZID` with a `VTIMEZONE`)
 //! when that zone keeps one offset all year (Asia/Seoul); in a zone with
 //! daylight saving time it is written in UTC, and a calendar app then shows
 //! a weekly 10:00 at 10:00 of the first occurrence's offset.
 
-use std::str::FromStr;
-
-use chrono::{DateTime, Datelike, NaiveDateTime, Offset, TimeZone, Utc};
+use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
 use chrono_tz::Tz;
-use icalendar::{Calendar, CalendarComponent, Component, Event, EventLike, EventStatus, Property};
 
-use crate::calendar::address;
-use crate::calendar::ics::{cn, one_line};
+use crate::calendar::ics::{self, Calendar, Clock, Recurring};
 use crate::catalogue::domain::RoomCatalog;
 use crate::rooms::domain::{Status, TimeRange};
 use crate::rooms::Booking;
@@ -44,105 +41,30 @@ pub struct Context<'a> {
     pub organizer: Option<Organizer>,
 }
 
-fn utc(t: DateTime<Utc>) -> String {
-    t.format("%Y%m%dT%H%M%SZ").to_string()
-}
-
-fn local(t: DateTime<Utc>, tz: Tz) -> String {
-    t.with_timezone(&tz).format("%Y%m%dT%H%M%S").to_string()
-}
-
-/// How times are written: in UTC, or local to a fixed-offset zone.
-#[derive(Clone, Copy)]
-enum Clock {
-    Utc,
-    Zoned(Tz),
-}
-
-impl Clock {
-    fn property(self, name: &str, t: DateTime<Utc>) -> Property {
-        match self {
-            Clock::Utc => Property::new(name, utc(t)),
-            Clock::Zoned(tz) => {
-                let mut p = Property::new(name, local(t, tz));
-                p.add_parameter("TZID", tz.name());
-                p
-            }
-        }
+/// A booking as an event of the member: the status a member shows is
+/// TENTATIVE while waiting for approval, else CONFIRMED (a member holds
+/// only live bookings).
+fn event<'a>(b: &'a Booking, ctx: &'a Context<'_>) -> ics::Event<'a> {
+    let name = |code: &'a String| ctx.catalogue.get(code).map_or(code.as_str(), |r| r.name.as_str());
+    ics::Event {
+        uid: ctx.uid.into(),
+        version: b.version,
+        title: &b.title,
+        shown_organizer: b.shown_organizer(),
+        status: if b.status == Status::Pending { Status::Pending } else { Status::Confirmed },
+        starts_at: b.starts_at,
+        ends_at: b.ends_at,
+        stamp: b.updated_at,
+        organizer: ctx.organizer.as_ref().map(|o| ics::Organizer { name: &o.name, address: o.address.as_str().into() }),
+        rooms: b.rooms.iter().map(|code| ics::Room::new(code, name(code), ctx.room_domain)).collect(),
     }
-}
-
-/// The zone's one offset in `year`, if it keeps one all year.
-fn fixed_offset(tz: Tz, year: i32) -> Option<i32> {
-    let at = |month| {
-        let t = Utc.with_ymd_and_hms(year, month, 1, 0, 0, 0).single()?;
-        Some(tz.offset_from_utc_datetime(&t.naive_utc()).fix().local_minus_utc())
-    };
-    let january = at(1)?;
-    (at(7)? == january).then_some(january)
-}
-
-/// A `VTIMEZONE` of a zone that keeps one offset.
-fn vtimezone(tz: Tz, offset_seconds: i32) -> Option<CalendarComponent> {
-    let sign = if offset_seconds < 0 { '-' } else { '+' };
-    let abs = offset_seconds.abs();
-    let offset = format!("{sign}{:02}{:02}", abs / 3600, (abs % 3600) / 60);
-    let text = format!(
-        "BEGIN:VTIMEZONE\r\nTZID:{}\r\nBEGIN:STANDARD\r\nDTSTART:19700101T000000\r\nTZOFFSETFROM:{offset}\r\n\
-         TZOFFSETTO:{offset}\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n",
-        tz.name()
-    );
-    CalendarComponent::from_str(&text).ok()
-}
-
-/// The properties every event of a member carries.
-fn base(e: &mut Event, b: &Booking, ctx: &Context<'_>, clock: Clock) {
-    let names: Vec<&str> =
-        b.rooms.iter().map(|c| ctx.catalogue.get(c).map_or(c.as_str(), |r| r.name.as_str())).collect();
-    e.uid(ctx.uid)
-        .summary(&one_line(&b.title))
-        .location(&one_line(&names.join(" + ")))
-        .sequence(u32::try_from(b.version).unwrap_or(0))
-        .timestamp(b.updated_at)
-        .append_property(clock.property("DTSTART", b.starts_at))
-        .append_property(clock.property("DTEND", b.ends_at))
-        .status(if b.status == Status::Pending { EventStatus::Tentative } else { EventStatus::Confirmed });
-    if let Some(org) = &ctx.organizer {
-        let mut p = Property::new("ORGANIZER", org.address.clone());
-        p.add_parameter("CN", &cn(&org.name));
-        e.append_property(p);
-    }
-    let partstat = if b.status == Status::Pending { "TENTATIVE" } else { "ACCEPTED" };
-    for code in &b.rooms {
-        let name = ctx.catalogue.get(code).map_or(code.as_str(), |r| r.name.as_str());
-        let mut p = Property::new("ATTENDEE", address::room_uri(code, ctx.room_domain));
-        p.add_parameter("CUTYPE", "ROOM");
-        p.add_parameter("ROLE", "NON-PARTICIPANT");
-        p.add_parameter("PARTSTAT", partstat);
-        p.add_parameter("CN", &cn(name));
-        e.append_multi_property(p);
-    }
-}
-
-fn calendar(events: Vec<Event>, zone: Option<CalendarComponent>) -> String {
-    let mut cal = Calendar::empty();
-    cal.append_property(Property::new("VERSION", "2.0"));
-    cal.append_property(Property::new("PRODID", "-//yeyak//caldav//KO"));
-    cal.append_property(Property::new("CALSCALE", "GREGORIAN"));
-    if let Some(zone) = zone {
-        cal.push(zone);
-    }
-    for e in events {
-        cal.push(e);
-    }
-    cal.done().to_string()
 }
 
 /// One booking's event.
 pub fn single(b: &Booking, ctx: &Context<'_>) -> String {
-    let mut e = Event::new();
-    base(&mut e, b, ctx, Clock::Utc);
-    calendar(vec![e.done()], None)
+    let mut cal = Calendar::object(None, Clock::Utc);
+    cal.push(&event(b, ctx));
+    cal.finish()
 }
 
 /// A series as one master event with its exceptions; `None` when it has no
@@ -150,33 +72,29 @@ pub fn single(b: &Booking, ctx: &Context<'_>) -> String {
 pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<String> {
     let live: Vec<&Booking> = occurrences.iter().filter(|o| o.status.is_live()).collect();
     let first = live.first()?;
-    let (zone, clock) = match fixed_offset(ctx.tz, s.starts_at.with_timezone(&ctx.tz).year()) {
-        Some(offset) => (vtimezone(ctx.tz, offset), Clock::Zoned(ctx.tz)),
-        None => (None, Clock::Utc),
-    };
-    let clock = if zone.is_some() { clock } else { Clock::Utc };
+    let clock = Clock::fixed(ctx.tz, s.starts_at.with_timezone(&ctx.tz).year());
+    let recurrence = Recurrence::parse(&s.recurrence, ctx.tz).ok();
     // The rule's dates, as the series was made (its first occurrence).
-    let rule_dates: Vec<TimeRange> = Recurrence::parse(&s.recurrence, ctx.tz)
-        .and_then(|r| r.occurrences(&TimeRange::from_stored(s.starts_at, s.ends_at), ctx.tz))
+    let rule_dates: Vec<TimeRange> = recurrence
+        .as_ref()
+        .and_then(|r| r.occurrences(&TimeRange::from_stored(s.starts_at, s.ends_at), ctx.tz).ok())
         .unwrap_or_default();
+    let rule = recurrence.map(|r| r.rule().to_owned()).unwrap_or_default();
     let master_pending = live.iter().all(|o| o.status == Status::Pending);
-    let mut master_booking = (*first).clone();
-    master_booking.title = s.title.clone();
-    master_booking.starts_at = s.starts_at;
-    master_booking.ends_at = s.ends_at;
-    master_booking.status = if master_pending { Status::Pending } else { Status::Confirmed };
-    master_booking.version = occurrences.iter().map(|o| o.version).sum();
-    master_booking.updated_at = occurrences.iter().map(|o| o.updated_at).max().unwrap_or(s.starts_at);
-    let mut master = Event::new();
-    base(&mut master, &master_booking, ctx, clock);
-    let rule = Recurrence::parse(&s.recurrence, ctx.tz).map(|r| r.rule().to_owned()).unwrap_or_default();
-    master.append_property(Property::new("RRULE", rule));
-    let mut overrides = Vec::new();
+    let mut master = (*first).clone();
+    master.title = s.title.clone();
+    master.starts_at = s.starts_at;
+    master.ends_at = s.ends_at;
+    master.status = if master_pending { Status::Pending } else { Status::Confirmed };
+    master.version = occurrences.iter().map(|o| o.version).sum();
+    master.updated_at = occurrences.iter().map(|o| o.updated_at).max().unwrap_or(s.starts_at);
+    let mut exdates: Vec<DateTime<Utc>> = Vec::new();
+    let mut overrides: Vec<(&Booking, DateTime<Utc>)> = Vec::new();
     for date in &rule_dates {
         let at = date.starts_at();
         let occurrence = occurrences.iter().find(|o| o.occurrence_start == Some(at) && o.status.is_live());
         let Some(o) = occurrence else {
-            master.append_multi_property(clock.property("EXDATE", at));
+            exdates.push(at);
             continue;
         };
         let same = o.starts_at == at
@@ -184,15 +102,16 @@ pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<
             && o.title == s.title
             && (o.status == Status::Pending) == master_pending;
         if !same {
-            let mut e = Event::new();
-            base(&mut e, o, ctx, clock);
-            e.append_property(clock.property("RECURRENCE-ID", at));
-            overrides.push(e.done());
+            overrides.push((o, at));
         }
     }
-    let mut events = vec![master.done()];
-    events.extend(overrides);
-    Some(calendar(events, zone))
+    let mut cal = Calendar::object(None, clock);
+    let repeats = Recurring { rule: Some(&rule), exdates: &exdates, recurrence_id: None };
+    cal.push_in(&event(&master, ctx), clock, repeats);
+    for (o, at) in overrides {
+        cal.push_in(&event(o, ctx), clock, Recurring { recurrence_id: Some(at), ..Recurring::default() });
+    }
+    Some(cal.finish())
 }
 
 /// Local wall-clock time of an instant (for series edits).

@@ -141,22 +141,6 @@ impl StoredResponse {
     }
 }
 
-/// Records per purge statement of [`purge_expired`], and its statements.
-pub const PURGE_BATCH: i64 = 500;
-const PURGE_MAX_BATCHES: usize = 40;
-
-/// Removes records older than the retention (SPEC §4: kept at least 24 h by
-/// default), in small batches; returns how many went. The server purges them
-/// in the sweeper's elected purge ([`purge_before`] with its batch size).
-pub async fn purge_expired(
-    pool: &crate::db::Pool,
-    now: chrono::DateTime<chrono::Utc>,
-    retention: chrono::Duration,
-) -> Result<usize, crate::db::DbError> {
-    let mut conn = pool.get().await?;
-    Ok(purge_before(&mut conn, now - retention, PURGE_BATCH, PURGE_MAX_BATCHES).await?)
-}
-
 /// Records older than `cutoff`, `batch` per statement, until a batch comes
 /// back short or `max_batches` ran.
 pub async fn purge_before(

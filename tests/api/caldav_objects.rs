@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use reqwest::StatusCode;
+use serde_json::json;
 use tokio::sync::Barrier;
 
 use crate::caldav::{invite, Dav};
@@ -204,4 +205,34 @@ async fn making_collections_is_refused_anywhere_under_dav() {
             assert_eq!(res.status, StatusCode::FORBIDDEN, "{method} {path}: {}", res.body);
         }
     }
+}
+
+#[tokio::test]
+async fn a_series_member_reads_the_same_bytes_every_time_with_uids_only_on_events() {
+    let app = TestApp::spawn().await;
+    let dav = Dav::person(&app, "kim").await;
+    let body = json!({"title": "주간 회의", "rooms": ["C"], "startsAt": at(1, 1, 0), "endsAt": at(1, 2, 0),
+                      "recurrence": "FREQ=WEEKLY;COUNT=4"});
+    let (status, s) = post(&app, "/api/series", ADMIN, "ops", "s", body).await;
+    assert_eq!(status, StatusCode::CREATED, "{s}");
+    let series = s["series"]["id"].as_i64().expect("the series' id");
+    let occ: Vec<i64> = s["created"].as_array().unwrap().iter().map(|b| b["id"].as_i64().unwrap()).collect();
+    app.cancel_booking(ADMIN, "ops", occ[1], None, &json!({})).await;
+    app.move_booking(ADMIN, "ops", occ[2], None, &json!({"startsAt": at(15, 5, 0), "endsAt": at(15, 6, 0)})).await;
+
+    let path = format!("/dav/calendars/rooms/C/series-{series}.ics");
+    let first = dav.send("GET", &path, &[], "").await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    for _ in 0..3 {
+        let again = dav.send("GET", &path, &[], "").await;
+        assert_eq!(again.body, first.body, "the same version reads the same bytes");
+        assert_eq!(again.headers["etag"], first.headers["etag"]);
+    }
+    let text = unfold(&first.body);
+    let count = |what: &str| text.split("\r\n").filter(|l| l.starts_with(what)).count();
+    assert_eq!(count("BEGIN:VEVENT"), 2, "the master and the moved occurrence: {text}");
+    assert_eq!(count("UID:"), 2, "a UID on each VEVENT and nowhere else: {text}");
+    assert_eq!(count("BEGIN:VTIMEZONE"), 1, "{text}");
+    assert_eq!((count("RRULE:"), count("EXDATE"), count("RECURRENCE-ID")), (1, 1, 1), "{text}");
+    assert!(text.contains("DTSTART;TZID=Asia/Seoul:"), "{text}");
 }

@@ -128,6 +128,13 @@ async fn the_request_id_flows_into_the_logs_and_secrets_never_do() {
 
 #[tokio::test]
 async fn records_past_retention_are_purged_and_fresh_ones_kept() {
+    /// The installation's one purge (the sweeper's), its idempotency part.
+    async fn purge(app: &TestApp) -> u64 {
+        use yeyak::clock::Clock;
+        let mut conn = app.state.pool.get().await.unwrap();
+        let purge = yeyak::sweeper::purge::Purge { idempotency_retention: Duration::hours(24), ..Default::default() };
+        yeyak::sweeper::purge::run(&mut conn, purge, app.clock.now()).await.unwrap().idempotency_records
+    }
     let app = TestApp::spawn().await;
     for i in 0..3 {
         app.create_booking(
@@ -140,13 +147,10 @@ async fn records_past_retention_are_purged_and_fresh_ones_kept() {
     }
     app.clock.advance(Duration::hours(23));
     app.create_booking(TENANT_ONE, "alice", "new", &booking("y", &["C"], &at(3, 14, 0), &at(3, 15, 0))).await;
-    use yeyak::clock::Clock;
-    let purged =
-        yeyak::idempotency::purge_expired(&app.state.pool, app.clock.now(), Duration::hours(24)).await.unwrap();
+    let purged = purge(&app).await;
     assert_eq!(purged, 0, "nothing is 24 h old yet");
     app.clock.advance(Duration::hours(2));
-    let purged =
-        yeyak::idempotency::purge_expired(&app.state.pool, app.clock.now(), Duration::hours(24)).await.unwrap();
+    let purged = purge(&app).await;
     assert_eq!(purged, 3);
     let left: Vec<String> = app
         .db()

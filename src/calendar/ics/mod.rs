@@ -14,10 +14,10 @@
 //! 2,000-event feed's time (docs/PERFORMANCE.md, issue 29).
 
 pub mod line;
-mod params;
 pub mod read;
+mod zone;
 
-pub(crate) use self::params::{cn, one_line};
+pub use self::zone::Clock;
 
 use std::borrow::Cow;
 
@@ -34,6 +34,8 @@ pub enum Method {
     Request,
     /// Remove it.
     Cancel,
+    /// An attendee's answer (a room declining, a free/busy reply).
+    Reply,
 }
 
 impl Method {
@@ -41,6 +43,7 @@ impl Method {
         match self {
             Method::Request => "REQUEST",
             Method::Cancel => "CANCEL",
+            Method::Reply => "REPLY",
         }
     }
 }
@@ -114,9 +117,14 @@ impl Event<'_> {
     }
 }
 
-/// `20300107T010000Z`
-fn utc(t: DateTime<Utc>) -> impl std::fmt::Display {
-    t.format("%Y%m%dT%H%M%SZ")
+/// How a CalDAV member's event repeats (feeds and mail expand a series
+/// instead): the master's rule and removed dates, or the date an override
+/// replaces.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Recurring<'a> {
+    pub rule: Option<&'a str>,
+    pub exdates: &'a [DateTime<Utc>],
+    pub recurrence_id: Option<DateTime<Utc>>,
 }
 
 /// A calendar being written: its header on [`Calendar::new`], events
@@ -125,8 +133,9 @@ pub struct Calendar {
     lines: Lines,
     stamp: String,
     /// `DESCRIPTION`'s text in the reader's language around [`WHO`], looked
-    /// up once per calendar rather than once per event.
-    booked_by: String,
+    /// up once per calendar rather than once per event. None in a calendar
+    /// object, whose bytes (and ETag) must not depend on who reads them.
+    booked_by: Option<String>,
 }
 
 /// Where the organizer's name goes in [`Calendar::booked_by`].
@@ -136,6 +145,22 @@ impl Calendar {
     /// A calendar named `name` whose own words are in `lang`, with `events`
     /// as a capacity hint.
     pub fn new(name: &str, method: Option<Method>, events: usize, lang: Lang) -> Self {
+        let mut cal = Calendar::begin(method, events, Some(lang));
+        cal.lines.text("NAME", name);
+        cal.lines.text("X-WR-CALNAME", name);
+        cal
+    }
+
+    /// One calendar object (a CalDAV member, a scheduling message): no
+    /// name, no words of a reader's language, and the `VTIMEZONE` its times
+    /// in `clock` refer to.
+    pub fn object(method: Option<Method>, clock: Clock) -> Self {
+        let mut cal = Calendar::begin(method, 2, None);
+        clock.vtimezone(&mut cal.lines);
+        cal
+    }
+
+    fn begin(method: Option<Method>, events: usize, lang: Option<Lang>) -> Self {
         let mut lines = Lines::with_capacity(300 + events * 640);
         lines.raw("BEGIN", "VCALENDAR");
         lines.raw("VERSION", "2.0");
@@ -144,26 +169,37 @@ impl Calendar {
         if let Some(method) = method {
             lines.raw("METHOD", method.as_str());
         }
-        lines.text("NAME", name);
-        lines.text("X-WR-CALNAME", name);
-        let booked_by = I18n::new(lang).t1("ics-organizer", "name", WHO.to_string());
+        let booked_by = lang.map(|lang| I18n::new(lang).t1("ics-organizer", "name", WHO.to_string()));
         Calendar { lines, stamp: String::with_capacity(20), booked_by }
     }
 
-    /// Writes one VEVENT.
+    /// The lines, for a component that is not an event (`VFREEBUSY`).
+    pub fn lines(&mut self) -> &mut Lines {
+        &mut self.lines
+    }
+
+    /// Writes one VEVENT in UTC.
     pub fn push(&mut self, e: &Event<'_>) {
-        use std::fmt::Write;
-        let l = &mut self.lines;
+        self.push_in(e, Clock::Utc, Recurring::default());
+    }
+
+    /// Writes one VEVENT with its times in `clock`, repeating as `recurring` says.
+    pub fn push_in(&mut self, e: &Event<'_>, clock: Clock, recurring: Recurring<'_>) {
+        let (l, buf) = (&mut self.lines, &mut self.stamp);
         l.raw("BEGIN", "VEVENT");
         l.raw("UID", &e.uid);
-        let mut t = |l: &mut Lines, name: &str, at: DateTime<Utc>| {
-            self.stamp.clear();
-            let _ = write!(self.stamp, "{}", utc(at));
-            l.raw(name, &self.stamp);
-        };
-        t(l, "DTSTAMP", e.stamp);
-        t(l, "DTSTART", e.starts_at);
-        t(l, "DTEND", e.ends_at);
+        Clock::Utc.write(l, buf, "DTSTAMP", e.stamp);
+        clock.write(l, buf, "DTSTART", e.starts_at);
+        clock.write(l, buf, "DTEND", e.ends_at);
+        if let Some(at) = recurring.recurrence_id {
+            clock.write(l, buf, "RECURRENCE-ID", at);
+        }
+        if let Some(rule) = recurring.rule {
+            l.raw("RRULE", rule);
+        }
+        for at in recurring.exdates {
+            clock.write(l, buf, "EXDATE", *at);
+        }
         l.raw("SEQUENCE", &e.version.max(0).to_string());
         l.text("SUMMARY", e.title);
         let location: Cow<'_, str> = match e.rooms.as_slice() {
@@ -171,7 +207,9 @@ impl Calendar {
             rooms => rooms.iter().map(|r| r.name).collect::<Vec<_>>().join(" + ").into(),
         };
         l.text("LOCATION", &location);
-        l.text("DESCRIPTION", &self.booked_by.replacen(WHO, &e.shown_organizer, 1));
+        if let Some(booked_by) = &self.booked_by {
+            l.text("DESCRIPTION", &booked_by.replacen(WHO, &e.shown_organizer, 1));
+        }
         l.raw(
             "STATUS",
             match e.status {
