@@ -150,14 +150,7 @@ async fn sync_collection(door: &Door<'_>, calendar: &Calendar, root: &Element) -
         let token = Token::parse(&raw).ok_or_else(invalid)?;
         let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
         let since = sync::since(&mut conn, &scope, token).await?.ok_or_else(invalid)?;
-        let mut targets: Vec<Target> =
-            since.bookings.iter().map(|(id, series)| series.map_or(Target::Booking(*id), Target::Series)).collect();
-        targets.sort_by_key(|t| match t {
-            Target::Booking(id) => (0, *id),
-            Target::Series(id) => (1, *id),
-            Target::Object(id) => (2, *id),
-        });
-        targets.dedup();
+        let targets = since.targets;
         let present = if targets.is_empty() {
             Vec::new()
         } else {

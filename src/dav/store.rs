@@ -40,7 +40,7 @@ impl Scope {
     }
 
     /// Whose client-given names the collection uses (the person's own only).
-    fn staff_id(&self) -> Option<i64> {
+    pub(super) fn staff_id(&self) -> Option<i64> {
         match self {
             Scope::Organizer { staff_id, .. } => Some(*staff_id),
             Scope::Room(_) => None,

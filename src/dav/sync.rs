@@ -18,7 +18,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, Int8, Nullable, Text};
 use diesel_async::RunQueryDsl;
 
-use super::store::Scope;
+use super::store::{Scope, Target};
 use crate::db::cached::CacheExt;
 use crate::db::Conn;
 
@@ -67,11 +67,10 @@ pub async fn current(conn: &mut Conn, scope: &Scope) -> QueryResult<Token> {
 /// What changed in a collection since a token, and the token after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Since {
-    /// Bookings with a change since the token (their series, if any,
-    /// is the member that changed).
-    pub bookings: Vec<(i64, Option<i64>)>,
-    /// UIDs of the person's stored objects that changed.
-    pub objects: Vec<String>,
+    /// The members that changed or went, in member order: a booking, its
+    /// series, or — in a person's collection — the stored object that
+    /// booked it or was itself changed or deleted (SPEC §23).
+    pub targets: Vec<Target>,
     pub next: Token,
 }
 
@@ -83,8 +82,8 @@ struct Changed {
     ids: Vec<i64>,
     #[diesel(sql_type = Array<Nullable<Int8>>)]
     series: Vec<Option<i64>>,
-    #[diesel(sql_type = Array<Text>)]
-    uids: Vec<String>,
+    #[diesel(sql_type = Array<Int8>)]
+    objects: Vec<i64>,
 }
 
 /// One statement: the changes since `token` and the next token. `None`
@@ -92,25 +91,42 @@ struct Changed {
 pub async fn since(conn: &mut Conn, scope: &Scope, token: Token) -> QueryResult<Option<Since>> {
     let row: Changed = diesel::sql_query(
         "WITH changed AS (
-           SELECT c.reservation_id, c.object_uid FROM calendar_feed_change c WHERE c.feed = $1 AND c.version > $2)
+           SELECT c.reservation_id, c.object_uid FROM calendar_feed_change c WHERE c.feed = $1 AND c.version > $2),
+         touched AS (SELECT r.id, r.series_id FROM reservation r WHERE r.id IN (SELECT reservation_id FROM changed)),
+         objects AS (
+           SELECT o.id, o.reservation_id, o.series_id FROM dav_event o
+            WHERE $3::int8 IS NOT NULL AND o.staff_id = $3 AND (o.body IS NOT NULL OR o.deleted_at IS NOT NULL)
+              AND (o.uid IN (SELECT object_uid FROM changed WHERE object_uid IS NOT NULL)
+                   OR o.reservation_id IN (SELECT id FROM touched)
+                   OR o.series_id IN (SELECT series_id FROM touched)))
          SELECT coalesce((SELECT version FROM calendar_feed_version WHERE feed = $1), 0) AS version,
-                ARRAY(SELECT r.id FROM reservation r WHERE r.id IN (SELECT reservation_id FROM changed) ORDER BY r.id) AS ids,
-                ARRAY(SELECT r.series_id FROM reservation r WHERE r.id IN (SELECT reservation_id FROM changed) ORDER BY r.id) AS series,
-                ARRAY(SELECT DISTINCT object_uid FROM changed WHERE object_uid IS NOT NULL ORDER BY 1) AS uids",
+                ARRAY(SELECT t.id FROM touched t WHERE NOT EXISTS (
+                        SELECT 1 FROM objects o WHERE o.reservation_id = t.id OR o.series_id = t.series_id)
+                       ORDER BY t.id) AS ids,
+                ARRAY(SELECT t.series_id FROM touched t WHERE NOT EXISTS (
+                        SELECT 1 FROM objects o WHERE o.reservation_id = t.id OR o.series_id = t.series_id)
+                       ORDER BY t.id) AS series,
+                ARRAY(SELECT id FROM objects ORDER BY id) AS objects",
     )
     .bind::<Text, _>(counter_of(scope))
     .bind::<Int8, _>(token.0)
+    .bind::<Nullable<Int8>, _>(scope.staff_id())
     .cached()
     .get_result(conn)
     .await?;
     if token.0 > row.version {
         return Ok(None);
     }
-    Ok(Some(Since {
-        bookings: row.ids.into_iter().zip(row.series).collect(),
-        objects: row.uids,
-        next: Token(row.version),
-    }))
+    let bookings =
+        row.ids.into_iter().zip(row.series).map(|(id, series)| series.map_or(Target::Booking(id), Target::Series));
+    let mut targets: Vec<Target> = bookings.chain(row.objects.into_iter().map(Target::Object)).collect();
+    targets.sort_by_key(|t| match t {
+        Target::Booking(id) => (0, *id),
+        Target::Series(id) => (1, *id),
+        Target::Object(id) => (2, *id),
+    });
+    targets.dedup();
+    Ok(Some(Since { targets, next: Token(row.version) }))
 }
 
 #[cfg(test)]

@@ -78,3 +78,48 @@ async fn concurrent_changes_of_one_collection_are_each_reported_once() {
     let again = dav.report("/dav/calendars/rooms/A/", &sync(&t1)).await;
     assert!(!again.body.contains("<D:response>"), "{}", again.body);
 }
+
+#[tokio::test]
+async fn a_persons_sync_names_their_objects_as_they_named_them_and_reports_deletions() {
+    let app = TestApp::spawn().await;
+    let dav = Dav::person(&app, "kim").await;
+    let home = "/dav/calendars/kim/bookings/";
+    let t0 = token_of(&dav.report(home, &sync("")).await.body);
+    let meet = crate::caldav::invite("meet-1", "주간 회의", &["A"], 1, 1, 2);
+    assert_eq!(dav.put("meet.ics", &meet, &[]).await.status, StatusCode::CREATED);
+    let todo = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VTODO\r\nUID:todo-1\r\n\
+                DTSTAMP:20300101T000000Z\r\nSUMMARY:보고서\r\nEND:VTODO\r\nEND:VCALENDAR\r\n";
+    assert_eq!(dav.put("todo.ics", todo, &[]).await.status, StatusCode::CREATED);
+
+    let changed = dav.report(home, &sync(&t0)).await;
+    assert_eq!(changed.status, StatusCode::MULTI_STATUS, "{}", changed.body);
+    assert!(changed.body.contains(&format!("{home}meet.ics")) && changed.body.contains(&format!("{home}todo.ics")));
+    assert!(!changed.body.contains("booking-"), "the booking is the object, not a member of its own: {}", changed.body);
+    assert_eq!(changed.body.matches("<D:getetag>").count(), 2, "{}", changed.body);
+    let t1 = token_of(&changed.body);
+
+    // Its booking cancelled through another door: the object is reported
+    // (still there), under the person's name for it.
+    let id: i64 = app
+        .db()
+        .await
+        .query_one("SELECT reservation_id FROM dav_event WHERE uid = 'meet-1'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(app.cancel_booking(ADMIN, "ops", id, None, &json!({})).await.status(), StatusCode::OK);
+    let after_cancel = dav.report(home, &sync(&t1)).await;
+    let response = after_cancel.body.split("<D:response>").nth(1).expect("one response");
+    assert!(response.contains("meet.ics") && response.contains("<D:getetag>"), "{}", after_cancel.body);
+    assert!(!after_cancel.body.contains(&format!("booking-{id}.ics")), "{}", after_cancel.body);
+    let t2 = token_of(&after_cancel.body);
+
+    // Deleted: reported gone, by its name.
+    assert_eq!(dav.send("DELETE", &format!("{home}todo.ics"), &[], "").await.status, StatusCode::NO_CONTENT);
+    let gone = dav.report(home, &sync(&t2)).await;
+    let response = gone.body.split("<D:response>").nth(1).expect("one response");
+    assert!(response.contains("todo.ics") && response.contains("404 Not Found"), "{}", gone.body);
+    assert_eq!(gone.body.matches("<D:response>").count(), 1, "{}", gone.body);
+    let all = dav.report(home, &sync("")).await;
+    assert!(all.body.contains("meet.ics") && !all.body.contains("todo.ics"), "{}", all.body);
+}
