@@ -17,6 +17,9 @@ pub struct Policy {
     pub check_in_grace: Duration,
     /// Notices also go by mail (`YEYAK_SMTP_URL` is set).
     pub mail: bool,
+    /// Calendar apps' events invite colleagues and hear rooms' answers by
+    /// iMIP mail (`YEYAK_IMIP`, with mail on; SPEC §23).
+    pub imip: bool,
     /// Mail reminders go this long before a start (`YEYAK_REMINDER_MINUTES`;
     /// `None` without mail or when 0).
     pub reminder_ahead: Option<Duration>,
@@ -38,6 +41,7 @@ impl Default for Policy {
             check_in_open: Duration::minutes(10),
             check_in_grace: Duration::minutes(15),
             mail: false,
+            imip: true,
             reminder_ahead: None,
             hold_ttl: Duration::seconds(300),
             hold_max_lifetime: Duration::seconds(1800),

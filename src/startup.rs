@@ -107,6 +107,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
         check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
         mail: config.smtp_url.is_some(),
+        imip: config.imip,
         reminder_ahead: (config.smtp_url.is_some() && config.reminder_minutes > 0)
             .then(|| Duration::minutes(i64::from(config.reminder_minutes))),
         // A hold never starts with more life than it may ever have.

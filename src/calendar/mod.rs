@@ -6,6 +6,7 @@
 pub mod address;
 pub mod feed;
 pub mod ics;
+pub mod message;
 pub mod object;
 pub mod token;
 

@@ -38,16 +38,16 @@ impl RoomAnswer {
 const OWNED: [&str; 3] = ["PARTSTAT", "SCHEDULE-STATUS", "X-YEYAK-CODE"];
 
 /// One content line: its raw text (with its folds) and where it splits.
-struct Line<'a> {
-    raw: &'a str,
+pub(super) struct Line<'a> {
+    pub(super) raw: &'a str,
     /// Unfolded, without the line break.
-    text: String,
+    pub(super) text: String,
 }
 
 impl Line<'_> {
     /// `(name, params, value)` of the unfolded text; `params` keeps its
     /// leading `;` pieces as written.
-    fn parts(&self) -> Option<(&str, Vec<&str>, &str)> {
+    pub(super) fn parts(&self) -> Option<(&str, Vec<&str>, &str)> {
         let text = self.text.as_str();
         let mut quoted = false;
         let mut cuts = Vec::new();
@@ -73,7 +73,7 @@ impl Line<'_> {
 }
 
 /// The content lines of `text`, each with its continuation lines.
-fn lines(text: &str) -> Vec<Line<'_>> {
+pub(super) fn lines(text: &str) -> Vec<Line<'_>> {
     let mut out: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
     for piece in text.split_inclusive('\n') {
@@ -98,7 +98,7 @@ fn lines(text: &str) -> Vec<Line<'_>> {
 }
 
 /// `line` folded at 75 octets (never inside a character), ended by `eol`.
-fn fold(line: &str, eol: &str) -> String {
+pub(super) fn fold(line: &str, eol: &str) -> String {
     let mut out = String::with_capacity(line.len() + line.len() / 70 * 3 + 2);
     let mut width = 0;
     for c in line.chars() {

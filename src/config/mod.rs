@@ -159,6 +159,12 @@ pub struct Config {
     #[arg(long, env = "YEYAK_MAIL_FROM", default_value = "yeyak <rooms@yeyak.local>")]
     pub mail_from: String,
 
+    /// Events that calendar apps put in a person's `bookings/` mail their
+    /// colleagues invitations and their organizer the rooms' refusals (iMIP;
+    /// only with YEYAK_SMTP_URL).
+    #[arg(long, env = "YEYAK_IMIP", default_value_t = true, action = clap::ArgAction::Set)]
+    pub imip: bool,
+
     /// Minutes before a booking starts that its organizer gets a reminder (0: none).
     #[arg(long, env = "YEYAK_REMINDER_MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u32).range(0..=10080))]
     pub reminder_minutes: u32,

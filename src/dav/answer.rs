@@ -44,15 +44,23 @@ pub struct Booked {
     pub reservation_id: Option<i64>,
     pub series_id: Option<i64>,
     pub answer: Option<RoomAnswer>,
+    /// Why the rooms declined, as the JSON API would refuse it (its details
+    /// name the dates and limits the reply mail names).
+    pub refused: Option<ApiError>,
 }
 
 impl Booked {
     fn nothing() -> Self {
-        Booked { reservation_id: None, series_id: None, answer: None }
+        Booked { reservation_id: None, series_id: None, answer: None, refused: None }
     }
 
     fn declined(err: &ApiError) -> Self {
-        Booked { reservation_id: None, series_id: None, answer: Some(RoomAnswer::Declined(err.code.name())) }
+        Booked {
+            reservation_id: None,
+            series_id: None,
+            answer: Some(RoomAnswer::Declined(err.code.name())),
+            refused: Some(err.clone()),
+        }
     }
 }
 
@@ -155,7 +163,12 @@ impl Request<'_> {
                     organizer_name: self.organizer_name.clone(),
                 };
                 Ok(match attempt(conn, async |conn| command.run(conn, ctx).await).await? {
-                    Ok(b) => Booked { reservation_id: Some(b.id), series_id: None, answer: Some(answer_of(b.status)) },
+                    Ok(b) => Booked {
+                        reservation_id: Some(b.id),
+                        series_id: None,
+                        answer: Some(answer_of(b.status)),
+                        refused: None,
+                    },
                     Err(refused) => Booked::declined(&refused),
                 })
             }
@@ -194,7 +207,12 @@ impl Request<'_> {
     ) -> Result<Booked, CommandError> {
         let same_rooms = asked.rooms.codes() == b.rooms.as_slice();
         if same_rooms && asked.range == b.time() && asked.title.as_str() == b.title {
-            return Ok(Booked { reservation_id: Some(b.id), series_id: None, answer: Some(answer_of(b.status)) });
+            return Ok(Booked {
+                reservation_id: Some(b.id),
+                series_id: None,
+                answer: Some(answer_of(b.status)),
+                refused: None,
+            });
         }
         let change = move_to::Change {
             range: asked.range,
@@ -204,9 +222,12 @@ impl Request<'_> {
         };
         let command = MoveBooking { id: b.id, change };
         match attempt(conn, async |conn| command.run(conn, ctx).await).await? {
-            Ok(moved) => {
-                Ok(Booked { reservation_id: Some(moved.id), series_id: None, answer: Some(answer_of(moved.status)) })
-            }
+            Ok(moved) => Ok(Booked {
+                reservation_id: Some(moved.id),
+                series_id: None,
+                answer: Some(answer_of(moved.status)),
+                refused: None,
+            }),
             Err(refused) => {
                 release(conn, ctx, (Some(b.id), None)).await?;
                 Ok(Booked::declined(&refused))
@@ -294,7 +315,7 @@ async fn series_booked(conn: &mut Conn, id: i64) -> Result<Booked, CommandError>
     let occurrences = crate::series::store::occurrences(conn, id).await?;
     let pending = occurrences.iter().any(|o| o.status == Status::Pending);
     let answer = if pending { RoomAnswer::Tentative } else { RoomAnswer::Accepted };
-    Ok(Booked { reservation_id: None, series_id: Some(id), answer: Some(answer) })
+    Ok(Booked { reservation_id: None, series_id: Some(id), answer: Some(answer), refused: None })
 }
 
 /// The series' `EXDATE`s and cancelled overrides cancel their occurrences;

@@ -19,6 +19,7 @@ pub mod props;
 pub mod put;
 pub mod render;
 pub mod report;
+pub mod schedule;
 pub mod sent;
 pub mod store;
 pub mod sync;

@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 use super::answer::{self, Asked, Request};
 use super::invitation::Invitation;
 use super::objects::{self, Put};
-use super::sent::Object;
+use super::schedule::{self, Told, Version};
+use super::sent::{self, Object};
 use crate::calendar::object::{self, Owned};
 use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::Conn;
@@ -157,6 +158,19 @@ impl Command for StoreObject {
                 // Another live object took this UID: undo every booking above.
                 return Err(ApiError::new(ErrorCode::UidConflict, "this UID is another event's").into());
             }
+            let was = live.and_then(|e| Some((e.body.as_deref()?, e.etag.as_deref()?)));
+            let was = was.and_then(|(text, etag)| {
+                let object = sent::read_object(text, ctx.policy.timezone, &self.room_domain).ok()?;
+                Some((text, object, etag))
+            });
+            let told = Told {
+                staff_id,
+                room_domain: &self.room_domain,
+                before: was.as_ref().map(|(text, object, etag)| Version { text, object, etag }),
+                after: Some(Version { text: &merged, object: &self.object, etag: &etag }),
+                refused: booked.refused.as_ref(),
+            };
+            schedule::tell(conn, ctx, &told).await?;
         }
         let etag = (merged == self.body).then_some(etag);
         Ok(Stored::Done { created, etag })
@@ -168,6 +182,7 @@ impl Command for StoreObject {
 pub struct DeleteObject {
     pub name: String,
     pub if_match: Option<String>,
+    pub room_domain: String,
 }
 
 impl Command for DeleteObject {
@@ -195,6 +210,13 @@ impl Command for DeleteObject {
         }
         answer::release(conn, ctx, (found.reservation_id, found.series_id)).await?;
         objects::bury(conn, found.id, ctx.now).await?;
+        if let (Some(text), Some(etag)) = (found.body.as_deref(), found.etag.as_deref()) {
+            if let Ok(object) = sent::read_object(text, ctx.policy.timezone, &self.room_domain) {
+                let before = Some(Version { text, object: &object, etag });
+                let told = Told { staff_id, room_domain: &self.room_domain, before, after: None, refused: None };
+                schedule::tell(conn, ctx, &told).await?;
+            }
+        }
         Ok(Some(true))
     }
 }

@@ -246,7 +246,11 @@ pub async fn delete(door: &Door<'_>, resource: &Resource) -> Result<HttpResponse
     }
     if let Resource::BookingMember(username, name) = resource {
         door.ensure_own(username)?;
-        let command = DeleteObject { name: name.clone(), if_match: door.header(header::IF_MATCH).map(str::to_owned) };
+        let command = DeleteObject {
+            name: name.clone(),
+            if_match: door.header(header::IF_MATCH).map(str::to_owned),
+            room_domain: door.state.room_mail_domain.clone(),
+        };
         match door.state.pipeline.run(&door.principal(), None, &command).await.map_err(DavError::Refused)? {
             Some(true) => return Ok(HttpResponse::NoContent().finish()),
             Some(false) => return Err(DavError::Status(StatusCode::PRECONDITION_FAILED)),

@@ -8,6 +8,7 @@
 //! update their calendars. `smtp` sends them, `reminders` schedules them.
 
 pub mod pool;
+pub mod prepared;
 pub mod reminders;
 pub mod smtp;
 
@@ -60,15 +61,10 @@ pub struct Rendered {
     pub method: Method,
 }
 
-/// The message for an outbox `kind` (`booking.created`, `booking.reminder`, …).
-/// Its event names the organizer — the recipient, whose booking it is — and
-/// the rooms as attendees, as feeds do (SPEC §18), its words in the
-/// recipient's language (SPEC §19); `host` makes the UID, `room_domain` the
-/// rooms' addresses.
-pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, created: DateTime<Utc>) -> Rendered {
-    let i18n = I18n::new(n.lang());
-    let (s, e) = (n.starts_at.with_timezone(&tz), n.ends_at.with_timezone(&tz));
-    let when = i18n.t3(
+/// A meeting's time as mail writes it: `2030-01-07 (월) 10:00–11:00`.
+pub fn when(i18n: &I18n, starts_at: DateTime<Utc>, ends_at: DateTime<Utc>, tz: Tz) -> String {
+    let (s, e) = (starts_at.with_timezone(&tz), ends_at.with_timezone(&tz));
+    i18n.t3(
         "mail-when",
         "date",
         i18n.date_short(s.date_naive()),
@@ -76,7 +72,17 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, cre
         s.format("%H:%M").to_string(),
         "end",
         e.format("%H:%M").to_string(),
-    );
+    )
+}
+
+/// The message for an outbox `kind` (`booking.created`, `booking.reminder`, …).
+/// Its event names the organizer — the recipient, whose booking it is — and
+/// the rooms as attendees, as feeds do (SPEC §18), its words in the
+/// recipient's language (SPEC §19); `host` makes the UID, `room_domain` the
+/// rooms' addresses.
+pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, created: DateTime<Utc>) -> Rendered {
+    let i18n = I18n::new(n.lang());
+    let when = when(&i18n, n.starts_at, n.ends_at, tz);
     let (tag, headline) = match kind {
         "booking.created" if n.status == Status::Pending => ("mail-tag-pending", "mail-head-pending"),
         "booking.created" => ("mail-tag-created", "mail-head-created"),

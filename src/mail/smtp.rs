@@ -13,6 +13,7 @@ use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::Message;
 
 use super::pool::{self, Pool, Sent, Server};
+use super::prepared::{is_prepared, Prepared};
 use super::{render, Notice};
 use crate::outbox::provider::{SendOutcome, Sender};
 use crate::outbox::store::Claimed;
@@ -77,22 +78,43 @@ impl Mailer {
     }
 
     fn message(&self, n: &Claimed) -> Result<(Message, lettre::address::Envelope), String> {
-        let notice: Notice =
-            serde_json::from_value(n.payload.clone()).map_err(|e| format!("unreadable notice: {e}"))?;
-        let r = render(&n.kind, &notice, self.tz, &self.host, &self.room_domain, n.created_at);
-        let address: lettre::Address = notice.to.parse().map_err(|e| format!("recipient `{}`: {e}", notice.to))?;
-        let to = Mailbox::new(Some(notice.to_name.clone()), address.clone());
-        let calendar_type = ContentType::parse(&format!("text/calendar; charset=utf-8; method={}", r.method.as_str()))
+        let unreadable = |e: serde_json::Error| format!("unreadable notice: {e}");
+        let p = if is_prepared(&n.kind) {
+            serde_json::from_value(n.payload.clone()).map_err(unreadable)?
+        } else {
+            let notice: Notice = serde_json::from_value(n.payload.clone()).map_err(unreadable)?;
+            let r = render(&n.kind, &notice, self.tz, &self.host, &self.room_domain, n.created_at);
+            Prepared {
+                from: None,
+                from_name: None,
+                to: notice.to,
+                to_name: Some(notice.to_name),
+                subject: r.subject,
+                text: r.text,
+                calendar: r.calendar,
+                method: r.method.as_str().to_owned(),
+            }
+        };
+        let address: lettre::Address = p.to.parse().map_err(|e| format!("recipient `{}`: {e}", p.to))?;
+        let to = Mailbox::new(p.to_name, address.clone());
+        let from = match &p.from {
+            Some(from) => Mailbox::new(p.from_name, from.parse().map_err(|e| format!("sender `{from}`: {e}"))?),
+            None => self.from.clone(),
+        };
+        let calendar_type = ContentType::parse(&format!("text/calendar; charset=utf-8; method={}", p.method))
             .map_err(|e| e.to_string())?;
-        let message = Message::builder()
-            .from(self.from.clone())
+        let mut builder = Message::builder().from(from.clone());
+        if from != self.from {
+            builder = builder.sender(self.from.clone());
+        }
+        let message = builder
             .to(to)
-            .subject(r.subject)
+            .subject(p.subject)
             .message_id(Some(format!("<{}@{}>", n.delivery_id, self.host)))
             .multipart(
                 MultiPart::alternative()
-                    .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(r.text))
-                    .singlepart(SinglePart::builder().header(calendar_type).body(r.calendar)),
+                    .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(p.text))
+                    .singlepart(SinglePart::builder().header(calendar_type).body(p.calendar)),
             )
             .map_err(|e| e.to_string())?;
         let envelope = pool::envelope(&self.from.email, &address)?;

@@ -183,6 +183,34 @@ pub async fn enqueue_mail(conn: &mut Conn, intents: &[(Intent, i64)], now: DateT
     .await
 }
 
+/// Writes finished mail messages (`mail::prepared`, iMIP) in the caller's
+/// transaction, one statement; a second enqueue of a delivery id does nothing.
+pub async fn enqueue_prepared(
+    conn: &mut Conn,
+    rows: &[(String, &str, Value)],
+    now: DateTime<Utc>,
+) -> QueryResult<usize> {
+    use diesel::sql_types::{Array, Jsonb, Text, Timestamptz};
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let ids: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let kinds: Vec<&str> = rows.iter().map(|r| r.1).collect();
+    let payloads: Vec<&Value> = rows.iter().map(|r| &r.2).collect();
+    diesel::sql_query(
+        "INSERT INTO notification_outbox (delivery_id, channel, kind, payload, status, next_attempt_at, created_at)
+         SELECT i.delivery_id, 'mail', i.kind, i.payload, 'PENDING', $4, $4
+           FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS i(delivery_id, kind, payload)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<Text>, _>(ids)
+    .bind::<Array<Text>, _>(kinds)
+    .bind::<Array<Jsonb>, _>(payloads)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await
+}
+
 /// Withdraws the reminders of bookings that moved, went or were shortened,
 /// unless already sent (or claimed): a booking's change announces itself;
 /// the outbox, which holds the reminders, takes back what no longer holds.

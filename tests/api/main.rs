@@ -10,6 +10,7 @@ mod booking_list_pages;
 mod browser;
 mod caldav;
 mod caldav_client;
+mod caldav_imip;
 mod caldav_objects;
 mod caldav_sync;
 mod calendar;

@@ -15,8 +15,10 @@
 
 pub mod line;
 pub mod read;
+mod reply;
 mod zone;
 
+pub use self::reply::{reply, Reply};
 pub use self::zone::Clock;
 
 use std::borrow::Cow;

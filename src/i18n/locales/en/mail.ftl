@@ -27,3 +27,12 @@ mail-field-organizer = Booked by: { $organizer }
 mail-signature = -- yeyak room bookings
 ics-organizer = Booked by: { $name }
 ics-calendar-mine = Room bookings of { $name }
+# Calendar apps' events (SPEC §23): invitations to colleagues, rooms' refusals.
+imip-tag-request = Invitation
+imip-tag-cancel = Cancelled
+imip-head-request = { $organizer } invites you to a meeting.
+imip-head-cancel = { $organizer } cancelled the meeting or took back the invitation.
+imip-subject-declined = [Declined] { $room }: { $title }
+imip-head-declined = { $room } cannot take "{ $title }".
+imip-reason = Why: { $reason }
+imip-first-refused = First refused date: { $date }

@@ -27,3 +27,12 @@ mail-field-organizer = 예약한 사람: { $organizer }
 mail-signature = -- yeyak 회의실 예약
 ics-organizer = 예약한 사람: { $name }
 ics-calendar-mine = { $name }의 회의실 예약
+# Calendar apps' events (SPEC §23): invitations to colleagues, rooms' refusals.
+imip-tag-request = 초대
+imip-tag-cancel = 취소
+imip-head-request = { $organizer }님이 회의에 초대했습니다.
+imip-head-cancel = { $organizer }님이 회의를 취소했거나 초대를 거두었습니다.
+imip-subject-declined = [거절] { $room }: { $title }
+imip-head-declined = { $room }에서 "{ $title }" 일정을 받을 수 없습니다.
+imip-reason = 이유: { $reason }
+imip-first-refused = 처음 거절된 날짜: { $date }
