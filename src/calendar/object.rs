@@ -98,7 +98,7 @@ pub(super) fn lines(text: &str) -> Vec<Line<'_>> {
 }
 
 /// `line` folded at 75 octets (never inside a character), ended by `eol`.
-pub(super) fn fold(line: &str, eol: &str) -> String {
+pub fn fold(line: &str, eol: &str) -> String {
     let mut out = String::with_capacity(line.len() + line.len() / 70 * 3 + 2);
     let mut width = 0;
     for c in line.chars() {

@@ -121,18 +121,29 @@ pub fn read_freebusy(text: &str, home: Tz) -> Result<FreeBusyRequest, Refusal> {
 
 /// `CALDAV:free-busy-query` on a room's calendar.
 pub async fn query(door: &Door<'_>, code: &str, root: &Element) -> Result<HttpResponse, DavError> {
+    let (from, to) = window_of(root)?;
+    let periods = busy(door, code, from, to).await?;
+    Ok(answer(door, from, to, &periods))
+}
+
+/// The window of a `free-busy-query` (both ends, at most 366 days).
+pub fn window_of(root: &Element) -> Result<(DateTime<Utc>, DateTime<Utc>), DavError> {
     let range = root.child(CALDAV, "time-range").ok_or_else(DavError::bad_xml)?;
     let from = time_range::attr(range, "start")?.ok_or_else(DavError::bad_xml)?;
     let to = time_range::attr(range, "end")?.ok_or_else(DavError::bad_xml)?;
     check_window(from, to)?;
-    let periods = busy(door, code, from, to).await?;
-    Ok(HttpResponse::Ok().content_type("text/calendar; charset=utf-8").body(vfreebusy(
+    Ok((from, to))
+}
+
+/// A `free-busy-query`'s answer: a `VFREEBUSY` of `periods`.
+pub fn answer(door: &Door<'_>, from: DateTime<Utc>, to: DateTime<Utc>, periods: &[FreeInterval]) -> HttpResponse {
+    HttpResponse::Ok().content_type("text/calendar; charset=utf-8").body(vfreebusy(
         None,
         from,
         to,
         door.state.clock.now(),
-        &periods,
-    )))
+        periods,
+    ))
 }
 
 /// `POST` to the schedule outbox.

@@ -125,19 +125,48 @@ impl Zones {
 
     /// An instant from a DATE-TIME (or DATE: local midnight) property.
     pub(super) fn instant(&self, p: &Property<'_>) -> Result<DateTime<Utc>, Refusal> {
-        let value = p.val.as_str().trim();
-        let bad = || invalid(format!("{} `{value}` is not a date or date-time", p.name.as_str()));
+        self.value(p.name.as_str(), p.val.as_str(), param(p, "TZID"), is_date(p))
+    }
+
+    /// An instant from one DATE-TIME or DATE value (of a list such as
+    /// `EXDATE`'s) with the property's `TZID`.
+    pub(super) fn value(
+        &self,
+        name: &str,
+        value: &str,
+        tzid: Option<&str>,
+        date: bool,
+    ) -> Result<DateTime<Utc>, Refusal> {
+        let value = value.trim();
+        let bad = || invalid(format!("{name} `{value}` is not a date or date-time"));
         if let Some(utc) = value.strip_suffix('Z').or_else(|| value.strip_suffix('z')) {
             let t = NaiveDateTime::parse_from_str(utc, "%Y%m%dT%H%M%S").map_err(|_| bad())?;
             return Ok(t.and_utc());
         }
-        let local = if value.len() == 8 || param(p, "VALUE").is_some_and(|v| is(v, "DATE")) {
+        let local = if value.len() == 8 || date {
             NaiveDate::parse_from_str(value, "%Y%m%d").map_err(|_| bad())?.and_time(NaiveTime::MIN)
         } else {
             NaiveDateTime::parse_from_str(value, "%Y%m%dT%H%M%S").map_err(|_| bad())?
         };
-        self.zone(param(p, "TZID"))?.instant(local).ok_or_else(bad)
+        self.zone(tzid)?.instant(local).ok_or_else(bad)
     }
+
+    /// The wall clock a recurrence in `tzid` is expanded in: an IANA zone, a whole-hour
+    /// fixed offset as `Etc/GMT∓h` (POSIX signs: Etc/GMT-9 is UTC+9), else UTC.
+    pub(super) fn wall_clock(&self, tzid: Option<&str>) -> Tz {
+        match self.zone(tzid) {
+            Ok(Zone::Named(tz)) => tz,
+            Ok(Zone::Fixed(off)) if off.local_minus_utc() % 3600 == 0 => {
+                format!("Etc/GMT{:+}", -off.local_minus_utc() / 3600).replace("+0", "").parse().unwrap_or(Tz::UTC)
+            }
+            _ => Tz::UTC,
+        }
+    }
+}
+
+/// Whether a property's value is a DATE (`VALUE=DATE` or eight digits).
+pub(super) fn is_date(p: &Property<'_>) -> bool {
+    p.val.as_str().trim().len() == 8 || param(p, "VALUE").is_some_and(|v| is(v, "DATE"))
 }
 
 /// A `VTIMEZONE` all of whose observances have one offset (most of Asia):
@@ -161,7 +190,7 @@ fn fixed_offset(tz: &Component<'_>) -> Option<Zone> {
 }
 
 /// `DURATION` (RFC 5545 §3.3.6) through the `iso8601` crate.
-fn duration(p: &Property<'_>) -> Result<Duration, Refusal> {
+pub(super) fn duration(p: &Property<'_>) -> Result<Duration, Refusal> {
     let raw = p.val.as_str().trim();
     let bad = || invalid(format!("DURATION `{raw}` is not a duration"));
     let positive = raw.strip_prefix('+').unwrap_or(raw);
@@ -186,13 +215,15 @@ fn duration(p: &Property<'_>) -> Result<Duration, Refusal> {
 
 /// Start and end of a VEVENT.
 fn times(e: &Component<'_>, zones: &Zones) -> Result<(DateTime<Utc>, DateTime<Utc>), Refusal> {
-    let start = zones.instant(prop(e, "DTSTART").ok_or_else(|| invalid("a VEVENT without DTSTART"))?)?;
+    let start_prop = prop(e, "DTSTART").ok_or_else(|| invalid("a VEVENT without DTSTART"))?;
+    let start = zones.instant(start_prop)?;
     let end = match (prop(e, "DTEND"), prop(e, "DURATION")) {
         (Some(end), _) => zones.instant(end)?,
         (None, Some(d)) => start
             .checked_add_signed(duration(d)?)
             .ok_or_else(|| invalid(format!("DURATION `{}` ends past any date", d.val.as_str().trim())))?,
         // RFC 5545 §3.6.1: a date lasts a day, a date-time no time at all.
+        (None, None) if is_date(start_prop) => start + Duration::days(1),
         (None, None) => start,
     };
     Ok((start, end))

@@ -11,7 +11,9 @@
 
 pub mod answer;
 pub mod auth;
+pub mod filter;
 pub mod freebusy;
+pub mod instances;
 pub mod invitation;
 pub mod objects;
 pub mod path;

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
+use super::filter::Filter;
 use super::path::{self, Resource};
 use super::props::{self, Calendar, Described, Want};
 use super::render::{self, Organizer};
@@ -24,7 +24,7 @@ use crate::calendar::address;
 use crate::db::schema::{booking_series, staff_user};
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
-use crate::rooms::booking::{find_many, Booking, BOOKING_COLUMNS};
+use crate::rooms::booking::{find_many, Booking, FreeInterval, BOOKING_COLUMNS};
 use crate::series::Series;
 
 pub async fn report(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<HttpResponse, DavError> {
@@ -45,7 +45,11 @@ pub async fn report(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result
     } else if root.is(CALDAV, "free-busy-query") {
         match &calendar {
             Calendar::Room { code, .. } => super::freebusy::query(door, code, &root).await,
-            Calendar::Bookings { .. } => Err(unsupported()),
+            Calendar::Bookings { .. } => {
+                let (from, to) = super::freebusy::window_of(&root)?;
+                let periods = person_busy(door, &calendar, (from, to)).await?;
+                Ok(super::freebusy::answer(door, from, to, &periods))
+            }
         }
     } else {
         Err(unsupported())
@@ -56,36 +60,82 @@ fn unsupported() -> DavError {
     DavError::precondition(StatusCode::FORBIDDEN, DAV, "supported-report", "this report is not supported here")
 }
 
-type Window = Option<(DateTime<Utc>, DateTime<Utc>)>;
-
-/// The VEVENT time range a `calendar-query` filters by; `Err(())` when it
-/// asks for another component (nothing matches).
-fn query_window(root: &Element) -> Result<Result<Window, ()>, DavError> {
-    let Some(cal) = root.child(CALDAV, "filter").and_then(|f| f.child(CALDAV, "comp-filter")) else {
-        return Ok(Ok(None));
-    };
-    if !cal.attr("name").is_some_and(|n| n.eq_ignore_ascii_case("VCALENDAR")) {
-        return Ok(Err(()));
-    }
-    let Some(inner) = cal.child(CALDAV, "comp-filter") else { return Ok(Ok(None)) };
-    if !inner.attr("name").is_some_and(|n| n.eq_ignore_ascii_case("VEVENT")) {
-        return Ok(Err(()));
-    }
-    let Some(range) = inner.child(CALDAV, "time-range") else { return Ok(Ok(None)) };
-    Ok(Ok(Some(time_range::open_window(range)?)))
-}
-
+/// A `calendar-query` (RFC 4791 §7.8): the database narrows by the event
+/// time range ([`Filter::event_window`]); the whole filter is then checked
+/// on the members' text, except on bookings when the range is all it asks
+/// (the database's answer is exact there). `expand` in the asked
+/// `calendar-data` writes repeating events as their instances.
 async fn calendar_query(door: &Door<'_>, calendar: &Calendar, root: &Element) -> Result<HttpResponse, DavError> {
     let want = Want::from_parent(root);
-    let Ok(window) = query_window(root)? else { return Ok(props::multistatus(Vec::new())) };
+    let filter = Filter::read(root)?;
+    let expand = root
+        .child(DAV, "prop")
+        .and_then(|p| p.child(CALDAV, "calendar-data"))
+        .and_then(|d| d.child(CALDAV, "expand"))
+        .map(|e| Ok::<_, DavError>((time_range::attr(e, "start")?, time_range::attr(e, "end")?)))
+        .transpose()?
+        .map(|(s, e)| (s.unwrap_or_else(time_range::earliest), e.unwrap_or_else(time_range::latest)));
     let scope = props::scope_of(door, calendar);
     let members = {
         let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
         let now = door.state.clock.now();
+        let window = filter.as_ref().and_then(Filter::event_window);
         store::members(&mut conn, &scope, &door.state.calendar_host, now, window, None).await?
     };
-    let described = describe_members(door, calendar, members, &want).await?;
+    let home = door.state.policy().timezone;
+    let read_all = filter.as_ref().is_some_and(|f| !f.is_event_range());
+    let needs_text = |m: &Member| read_all || matches!(m.target, Target::Object(_)) && filter.is_some();
+    let wants_data = want.wants(CALDAV, "calendar-data");
+    let to_read: Vec<Member> = members.iter().filter(|m| wants_data || needs_text(m)).cloned().collect();
+    let mut texts = render_all(door, &to_read).await?;
+    let members: Vec<Member> = members
+        .into_iter()
+        .filter(|m| {
+            !needs_text(m) || texts.get(&m.target).is_some_and(|t| filter.as_ref().is_none_or(|f| f.matches(t, home)))
+        })
+        .collect();
+    if let Some(range) = expand {
+        for text in texts.values_mut() {
+            *text = super::instances::expand(text, home, range);
+        }
+    }
+    let described: Vec<Described> = members
+        .into_iter()
+        .map(|m| Described::Member {
+            href: props::member_href(calendar, &m.name),
+            data: if wants_data { texts.remove(&m.target) } else { None },
+            member: m,
+        })
+        .collect();
     Ok(props::multistatus(described.iter().map(|d| props::response(door, d, &want)).collect()))
+}
+
+/// When a person's calendar is busy within `range` (RFC 4791 §7.10): the
+/// events of their members that are neither transparent nor cancelled,
+/// each instance clipped to the range, overlaps merged.
+async fn person_busy(
+    door: &Door<'_>,
+    calendar: &Calendar,
+    range: super::instances::Range,
+) -> Result<Vec<FreeInterval>, DavError> {
+    let scope = props::scope_of(door, calendar);
+    let members = {
+        let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
+        store::members(&mut conn, &scope, &door.state.calendar_host, door.state.clock.now(), Some(range), None).await?
+    };
+    let texts = render_all(door, &members).await?;
+    let home = door.state.policy().timezone;
+    let mut spans: Vec<super::instances::Range> =
+        texts.values().flat_map(|t| super::instances::busy(t, home, range)).collect();
+    spans.sort();
+    let mut merged: Vec<FreeInterval> = Vec::new();
+    for (s, e) in spans {
+        match merged.last_mut() {
+            Some(last) if s <= last.ends_at => last.ends_at = last.ends_at.max(e),
+            _ => merged.push(FreeInterval { starts_at: s, ends_at: e }),
+        }
+    }
+    Ok(merged)
 }
 
 /// The most hrefs one `calendar-multiget` may name (SPEC §22).
