@@ -262,7 +262,7 @@ impl Timed<'_, '_> {
         let due = self.time(c, "DUE");
         let length = prop(c, "DURATION").and_then(|d| duration(d).ok());
         let (completed, created) = (self.time(c, "COMPLETED"), self.time(c, "CREATED"));
-        match (start, length, due) {
+        let at = |start: Option<DateTime<Utc>>, due: Option<DateTime<Utc>>| match (start, length, due) {
             (Some(s), Some(d), _) => from <= s + d && (to > s || to >= s + d),
             (Some(s), None, Some(due)) => (from < due || from <= s) && (to > s || to >= due),
             (Some(s), None, None) => from <= s && to > s,
@@ -273,6 +273,13 @@ impl Timed<'_, '_> {
                 (None, Some(made)) => to > made,
                 (None, None) => true,
             },
+        };
+        match start {
+            // A repeating to-do: each instance, its due as far from its start.
+            Some(first) if prop(c, "RRULE").is_some() || prop(c, "RDATE").is_some() => {
+                self.instances(c, to).iter().any(|&(s, _)| at(Some(s), due.map(|d| s + (d - first))))
+            }
+            _ => at(start, due),
         }
     }
 

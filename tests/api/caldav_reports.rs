@@ -146,6 +146,15 @@ async fn time_ranges_find_series_instances_overrides_to_dos_and_alarms() {
     };
     assert_eq!(query(&dav, &todos((3, 0), (3, 10))).await, vec!["todo.ics"], "due inside");
     assert_eq!(query(&dav, &todos((3, 10), (3, 12))).await, Vec::<String>::new(), "due before");
+    let weekly_todo = calendar(&format!(
+        "BEGIN:VTODO\r\nUID:weekly-todo\r\nDTSTAMP:20300101T000000Z\r\nDTSTART:{}\r\nDUE:{}\r\n\
+         RRULE:FREQ=WEEKLY;COUNT=3\r\nSUMMARY:Water the plants\r\nEND:VTODO\r\n",
+        t(5, 12),
+        t(5, 13)
+    ));
+    assert_eq!(dav.put("weekly-todo.ics", &weekly_todo, &[]).await.status, StatusCode::CREATED);
+    assert_eq!(query(&dav, &todos((12, 12), (12, 13))).await, vec!["weekly-todo.ics"], "a to-do's second week");
+    assert_eq!(query(&dav, &todos((26, 0), (27, 0))).await, Vec::<String>::new(), "after its COUNT");
     let alarms = |from: (i64, u32), to: (i64, u32)| {
         events(&format!(r#"<C:comp-filter name="VALARM">{}</C:comp-filter>"#, range(from, to)))
     };

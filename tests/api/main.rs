@@ -12,6 +12,7 @@ mod caldav;
 mod caldav_client;
 mod caldav_imip;
 mod caldav_objects;
+mod caldav_real_clients;
 mod caldav_reports;
 mod caldav_sync;
 mod calendar;
