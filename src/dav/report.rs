@@ -13,7 +13,7 @@ use diesel_async::RunQueryDsl;
 
 use super::filter::Filter;
 use super::path::{self, Resource};
-use super::props::{self, Calendar, Described, Want};
+use super::props::{self, Calendar, Described, Prop, Want};
 use super::render::{self, Organizer};
 use super::store::{self, Member, Target};
 use super::sync::{self, Token};
@@ -319,7 +319,20 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
 
 /// `principal-property-search` on the principals.
 async fn principal_search(door: &Door<'_>, root: &Element) -> Result<HttpResponse, DavError> {
-    let want = Want::from_parent(root);
+    // The python `caldav` library writes the properties it wants beside an
+    // empty `prop`, not in it: read them there too.
+    let beside: Vec<Prop> = root
+        .children
+        .iter()
+        .filter(|c| {
+            !c.is(DAV, "prop") && !c.is(DAV, "property-search") && !c.is(DAV, "apply-to-principal-collection-set")
+        })
+        .map(|c| Prop::new(&c.ns, &c.name))
+        .collect();
+    let want = match Want::from_parent(root) {
+        Want::These(asked) if asked.is_empty() && !beside.is_empty() => Want::These(beside),
+        want => want,
+    };
     let any = root.attr("test").is_some_and(|t| t.eq_ignore_ascii_case("anyof"));
     let searches: Vec<(Vec<(String, String)>, String)> = root
         .children_named(DAV, "property-search")
@@ -331,9 +344,6 @@ async fn principal_search(door: &Door<'_>, root: &Element) -> Result<HttpRespons
             (props, s.child(DAV, "match").map(Element::text).unwrap_or_default().to_lowercase())
         })
         .collect();
-    if searches.is_empty() {
-        return Err(DavError::bad_xml());
-    }
     let people: Vec<(String, String, Option<String>)> = {
         let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
         staff_user::table

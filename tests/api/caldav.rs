@@ -415,3 +415,21 @@ async fn a_revoked_app_password_or_a_disabled_person_is_refused_at_once() {
     app.db().await.execute("UPDATE staff_user SET disabled_at = now() WHERE username = 'lee'", &[]).await.unwrap();
     assert_eq!(lee.send("PROPFIND", "/dav/", &[("Depth", "0")], "").await.status, StatusCode::UNAUTHORIZED);
 }
+
+/// `principal-property-search` as the python `caldav` library (3.x) sends
+/// it: the properties it wants beside an empty `prop`, and with no
+/// `property-search` at all to list every principal.
+#[tokio::test]
+async fn principal_search_answers_the_caldav_librarys_own_shape() {
+    let app = TestApp::spawn().await;
+    let dav = Dav::person(&app, "kim").await;
+    let by_name = r#"<D:principal-property-search xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:property-search><D:prop><D:displayname/></D:prop><D:match>kim</D:match></D:property-search><D:prop/><C:calendar-home-set/><D:displayname/></D:principal-property-search>"#;
+    let all = r#"<D:principal-property-search xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop/><C:calendar-home-set/><D:displayname/></D:principal-property-search>"#;
+    for (what, body, expect) in [("by name", by_name, 1), ("all", all, 2)] {
+        let res = dav.report("/dav/calendars/kim/bookings/", body).await;
+        assert_eq!(res.status, StatusCode::MULTI_STATUS, "{what}: {}", res.body);
+        let people = res.body.matches("/dav/principals/").count() - res.body.matches("/dav/principals/rooms/").count();
+        assert!(people >= expect, "{what}: {}", res.body);
+        assert!(res.body.contains("<D:displayname>") && res.body.contains("calendar-home-set"), "{what}: {}", res.body);
+    }
+}
