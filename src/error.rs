@@ -45,6 +45,8 @@ error_codes!(
     UnsupportedMediaType,
     AdmissionRejected,
     RoomTimeTaken,
+    /// Only the rooms' setup or cleanup time overlaps (SPEC §24).
+    RoomBufferTaken,
     RoomCombinationNotAllowed,
     UnknownRoom,
     InvalidTimeRange,
@@ -116,6 +118,7 @@ impl ErrorCode {
             | InvalidState
             | CapacityAvailable
             | RoomTimeTaken
+            | RoomBufferTaken
             | VersionConflict
             | ResourceCodeTaken
             | QuotaExceeded
@@ -213,6 +216,11 @@ impl ApiError {
         Self::worded(ErrorCode::RoomTimeTaken, json!({}))
     }
 
+    /// The meetings are apart but a room's buffers are not: "앞뒤 준비 시간과 겹칩니다" (SPEC §24).
+    pub fn room_buffer_taken() -> Self {
+        Self::worded(ErrorCode::RoomBufferTaken, json!({}))
+    }
+
     /// One owner, one live (WAITING or OFFERED) entry per resource (SPEC §13);
     /// `entry_id` names it when known.
     pub fn already_waiting(entry_id: Option<i64>) -> Self {
@@ -290,6 +298,7 @@ impl From<DbError> for ApiError {
                 ApiError::new(ErrorCode::DatabaseUnavailable, "database unavailable, retry later").with_retry_after(1)
             }
             DbError::RoomTimeTaken => ApiError::room_time_taken(),
+            DbError::RoomBufferTaken => ApiError::room_buffer_taken(),
             DbError::AlreadyWaiting => ApiError::already_waiting(None),
             DbError::NulInText => ApiError::malformed("text", "a text holds a NUL character"),
             DbError::Retryable(e) => {

@@ -60,10 +60,11 @@ fn conflict(err: DieselError, code: &str, area: &str, suite: Option<&str>, posit
 pub async fn create(conn: &mut Conn, new: &NewRoom, now: DateTime<Utc>) -> Result<Room, CommandError> {
     let inserted = diesel::sql_query(
         "INSERT INTO room (code, name, area, capacity, equipment, suite, position, check_in_required,
-                           approval_required, max_duration_minutes, horizon_days, created_at, updated_at)
+                           approval_required, max_duration_minutes, horizon_days, created_at, updated_at,
+                           buffer_before_minutes, buffer_after_minutes)
          VALUES ($1, $2, $3, $4, $5, $6,
                  COALESCE($7, (SELECT COALESCE(max(position), 0) + 1 FROM room WHERE area = $3 AND active)),
-                 $8, $9, $10, $11, $12, $12)
+                 $8, $9, $10, $11, $12, $12, $13, $14)
          RETURNING code",
     )
     .bind::<Text, _>(new.code.as_str())
@@ -78,6 +79,8 @@ pub async fn create(conn: &mut Conn, new: &NewRoom, now: DateTime<Utc>) -> Resul
     .bind::<Int4, _>(new.max_duration_minutes)
     .bind::<Nullable<Int4>, _>(new.horizon_days)
     .bind::<Timestamptz, _>(now)
+    .bind::<Int4, _>(new.buffers.before_minutes)
+    .bind::<Int4, _>(new.buffers.after_minutes)
     .execute(conn)
     .await;
     if let Err(e) = inserted {
@@ -113,6 +116,8 @@ pub async fn patch(conn: &mut Conn, code: &str, patch: &RoomPatch, now: DateTime
             room::approval_required.eq(next.approval_required),
             room::max_duration_minutes.eq(next.max_duration_minutes),
             room::horizon_days.eq(next.horizon_days),
+            room::buffer_before_minutes.eq(next.buffer_before_minutes),
+            room::buffer_after_minutes.eq(next.buffer_after_minutes),
             room::updated_at.eq(now),
         ))
         .returning(Room::as_returning())
@@ -195,12 +200,14 @@ pub async fn free(
 /// The free-room search (docs/PERFORMANCE.md shows its plan).
 pub const FREE_ROOMS_SQL: &str = "
 SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.check_in_required,
-       r.approval_required, r.max_duration_minutes, r.horizon_days, r.active
+       r.approval_required, r.max_duration_minutes, r.horizon_days, r.active,
+       r.buffer_before_minutes, r.buffer_after_minutes
   FROM room r
  WHERE r.active AND r.capacity >= $3 AND r.equipment @> $4 AND ($5::text IS NULL OR r.area = $5)
    AND NOT EXISTS (SELECT 1 FROM reservation_room rr
                     WHERE rr.room = r.code AND rr.active
-                      AND tstzrange(rr.starts_at, rr.ends_at, '[)') && tstzrange($1, $2, '[)'))
+                      AND reservation_room_occupied(rr.starts_at, rr.ends_at, rr.buffer_before_minutes, rr.buffer_after_minutes)
+                       && reservation_room_occupied($1, $2, r.buffer_before_minutes, r.buffer_after_minutes))
  ORDER BY r.capacity, r.area, r.position, r.code";
 
 #[derive(QueryableByName)]
@@ -229,6 +236,10 @@ struct RoomByName {
     horizon_days: Option<i32>,
     #[diesel(sql_type = Bool)]
     active: bool,
+    #[diesel(sql_type = Int4)]
+    buffer_before_minutes: i32,
+    #[diesel(sql_type = Int4)]
+    buffer_after_minutes: i32,
 }
 
 impl From<RoomByName> for Room {
@@ -246,6 +257,8 @@ impl From<RoomByName> for Room {
             max_duration_minutes: r.max_duration_minutes,
             horizon_days: r.horizon_days,
             active: r.active,
+            buffer_before_minutes: r.buffer_before_minutes,
+            buffer_after_minutes: r.buffer_after_minutes,
         }
     }
 }

@@ -79,6 +79,7 @@ fn refusal(e: &CommandError) -> Option<ApiError> {
     match e {
         CommandError::Reject(e) | CommandError::Invalid(e) => Some(e.clone()),
         CommandError::Db(DbError::RoomTimeTaken) => Some(ApiError::room_time_taken()),
+        CommandError::Db(DbError::RoomBufferTaken) => Some(ApiError::room_buffer_taken()),
         CommandError::Db(_) => None,
     }
 }

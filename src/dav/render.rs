@@ -138,6 +138,8 @@ mod tests {
             max_duration_minutes: 720,
             horizon_days: None,
             active: true,
+            buffer_before_minutes: 0,
+            buffer_after_minutes: 0,
         };
         RoomCatalog::new(vec![room("A", "회의실, A", 1), room("B", "회의실 B", 2)])
     }

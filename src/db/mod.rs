@@ -28,6 +28,9 @@ pub type Pool = Bb8Pool<AsyncPgConnection>;
 
 /// Name of the EXCLUDE constraint on `reservation_room` (migrations/…_rooms).
 pub const ROOM_OVERLAP_CONSTRAINT: &str = "reservation_room_no_overlap";
+/// The meetings themselves overlap; checked before [`ROOM_OVERLAP_CONSTRAINT`]
+/// (made first), so this one names the conflict whenever it applies.
+pub const ROOM_MEETINGS_CONSTRAINT: &str = "reservation_room_meetings_apart";
 
 /// Partial unique index of one live waitlist entry per owner and resource
 /// (migrations/…_abuse_limits).
@@ -46,6 +49,9 @@ pub enum DbError {
     /// 23P01 on the room EXCLUDE constraint.
     #[error("room time taken")]
     RoomTimeTaken,
+    /// Only buffers overlap (`reservation_room_no_overlap`, SPEC §24).
+    #[error("room buffer taken")]
+    RoomBufferTaken,
     /// 23505 on the one-live-entry index: the owner already waits.
     #[error("already waiting")]
     AlreadyWaiting,
@@ -110,9 +116,14 @@ impl From<DieselError> for DbError {
     fn from(err: DieselError) -> Self {
         match &err {
             DieselError::DatabaseError(DatabaseErrorKind::ExclusionViolation, info)
-                if info.constraint_name() == Some(ROOM_OVERLAP_CONSTRAINT) =>
+                if info.constraint_name() == Some(ROOM_MEETINGS_CONSTRAINT) =>
             {
                 DbError::RoomTimeTaken
+            }
+            DieselError::DatabaseError(DatabaseErrorKind::ExclusionViolation, info)
+                if info.constraint_name() == Some(ROOM_OVERLAP_CONSTRAINT) =>
+            {
+                DbError::RoomBufferTaken
             }
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
                 if info.constraint_name() == Some(ONE_LIVE_ENTRY_INDEX) =>

@@ -18,6 +18,8 @@ diesel::table! {
         retired_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        buffer_before_minutes -> Int4,
+        buffer_after_minutes -> Int4,
     }
 }
 
@@ -85,6 +87,8 @@ diesel::table! {
         starts_at -> Timestamptz,
         ends_at -> Timestamptz,
         active -> Bool,
+        buffer_before_minutes -> Int4,
+        buffer_after_minutes -> Int4,
     }
 }
 

@@ -64,7 +64,7 @@ pub fn routes(api: &mut Api) {
             .idempotent(true)
             .body::<CreateBody>()
             .errors(&rules)
-            .errors(&[RoomTimeTaken])
+            .errors(&[RoomTimeTaken, RoomBufferTaken])
             .runs(&create::CREATE),
         create_booking,
     )
@@ -82,7 +82,7 @@ pub fn routes(api: &mut Api) {
             .idempotent(false)
             .body::<MoveBody>()
             .errors(&rules)
-            .errors(&[RoomTimeTaken, NotFound, NotOrganizer, VersionConflict, InvalidState])
+            .errors(&[RoomTimeTaken, RoomBufferTaken, NotFound, NotOrganizer, VersionConflict, InvalidState])
             .runs(&move_to::MOVE),
         move_booking,
     )

@@ -237,6 +237,8 @@ mod tests {
                 max_duration_minutes: 720,
                 horizon_days: None,
                 active: true,
+                buffer_before_minutes: 0,
+                buffer_after_minutes: 0,
             })
             .collect()
     }

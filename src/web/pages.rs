@@ -137,6 +137,7 @@ pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
             "position" => "form-field-position",
             "maxDurationMinutes" => "form-field-max-duration",
             "horizonDays" => "form-field-horizon",
+            "bufferBeforeMinutes" | "bufferAfterMinutes" => "form-field-buffer",
             "repeat_until" => "form-field-repeat-until",
             "repeat" => "form-field-repeat",
             _ => "form-field-other",

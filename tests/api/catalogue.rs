@@ -29,7 +29,8 @@ async fn admins_create_change_and_retire_rooms_and_nobody_else_may() {
         created,
         json!({"code": "R1", "name": "큰 회의실", "area": "2층", "capacity": 12, "equipment": ["projector", "video"],
                "suite": null, "position": 1, "checkInRequired": false, "approvalRequired": false,
-               "maxDurationMinutes": 720, "horizonDays": 30, "active": true})
+               "maxDurationMinutes": 720, "horizonDays": 30, "active": true,
+               "bufferBeforeMinutes": 0, "bufferAfterMinutes": 0})
     );
 
     // A replay answers the same; a duplicate code is a conflict.

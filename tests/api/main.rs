@@ -48,6 +48,7 @@ mod read_pool;
 mod reports;
 mod reserved_tenants;
 mod roles;
+mod room_buffers;
 mod rooms;
 mod rooms_concurrency;
 mod rules;

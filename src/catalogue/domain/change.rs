@@ -28,6 +28,10 @@ pub struct NewRoomBody {
     pub approval_required: Option<bool>,
     pub max_duration_minutes: Option<i64>,
     pub horizon_days: Option<i64>,
+    /// Setup time before each meeting, minutes (0-240, default 0; SPEC §24).
+    pub buffer_before_minutes: Option<i64>,
+    /// Cleanup time after each meeting, minutes (0-240, default 0).
+    pub buffer_after_minutes: Option<i64>,
 }
 
 /// `PATCH /api/rooms/{code}`: absent fields stay; `suite` and `horizonDays`
@@ -48,6 +52,8 @@ pub struct RoomPatchBody {
     pub max_duration_minutes: Option<i64>,
     #[serde(default, deserialize_with = "present")]
     pub horizon_days: Option<Option<i64>>,
+    pub buffer_before_minutes: Option<i64>,
+    pub buffer_after_minutes: Option<i64>,
 }
 
 /// A valid new room; `position` None means "after the last room of the area".
@@ -65,6 +71,22 @@ pub struct NewRoom {
     pub approval_required: bool,
     pub max_duration_minutes: i32,
     pub horizon_days: Option<i32>,
+    pub buffers: Buffers,
+}
+
+/// A room's setup and cleanup time, minutes (SPEC §24).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Buffers {
+    pub before_minutes: i32,
+    pub after_minutes: i32,
+}
+
+/// The longest buffer on either side.
+pub const MAX_BUFFER_MINUTES: i32 = 240;
+
+fn buffer(field: &str, minutes: i64) -> Result<i32, ApiError> {
+    bounded(field, minutes, 0, MAX_BUFFER_MINUTES.into())
 }
 
 impl NewRoom {
@@ -89,6 +111,10 @@ impl NewRoom {
                 .horizon_days
                 .map(|d| bounded("horizonDays", d, 1, MAX_HORIZON_DAYS.into()))
                 .transpose()?,
+            buffers: Buffers {
+                before_minutes: buffer("bufferBeforeMinutes", body.buffer_before_minutes.unwrap_or(0))?,
+                after_minutes: buffer("bufferAfterMinutes", body.buffer_after_minutes.unwrap_or(0))?,
+            },
         })
     }
 }
@@ -107,6 +133,8 @@ pub struct RoomPatch {
     pub approval_required: Option<bool>,
     pub max_duration_minutes: Option<i32>,
     pub horizon_days: Option<Option<i32>>,
+    pub buffer_before_minutes: Option<i32>,
+    pub buffer_after_minutes: Option<i32>,
 }
 
 impl RoomPatch {
@@ -128,6 +156,8 @@ impl RoomPatch {
                 .horizon_days
                 .map(|h| h.map(|d| bounded("horizonDays", d, 1, MAX_HORIZON_DAYS.into())).transpose())
                 .transpose()?,
+            buffer_before_minutes: body.buffer_before_minutes.map(|m| buffer("bufferBeforeMinutes", m)).transpose()?,
+            buffer_after_minutes: body.buffer_after_minutes.map(|m| buffer("bufferAfterMinutes", m)).transpose()?,
         })
     }
 
@@ -163,6 +193,12 @@ impl RoomPatch {
         }
         if let Some(v) = self.horizon_days {
             r.horizon_days = v;
+        }
+        if let Some(v) = self.buffer_before_minutes {
+            r.buffer_before_minutes = v;
+        }
+        if let Some(v) = self.buffer_after_minutes {
+            r.buffer_after_minutes = v;
         }
         r
     }

@@ -140,6 +140,11 @@ pub struct Room {
     pub horizon_days: Option<i32>,
     /// False once retired: kept for history, no new bookings.
     pub active: bool,
+    /// Setup time before each meeting, minutes (SPEC §24): a booking
+    /// occupies the room from its start less this.
+    pub buffer_before_minutes: i32,
+    /// Cleanup time after each meeting, minutes: to its end plus this.
+    pub buffer_after_minutes: i32,
 }
 
 /// The active rooms of the installation as the pages show them: ordered by

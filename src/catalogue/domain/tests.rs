@@ -15,6 +15,8 @@ fn room(code: &str, area: &str, suite: Option<&str>, position: i32) -> Room {
         max_duration_minutes: 720,
         horizon_days: None,
         active: true,
+        buffer_before_minutes: 0,
+        buffer_after_minutes: 0,
     }
 }
 

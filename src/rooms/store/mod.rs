@@ -39,8 +39,18 @@ pub use decide::DecideBooking;
 pub use move_to::MoveBooking;
 pub use retire_room::{Retire, RetireRoom};
 
-/// Writes one room copy; `false` when the room is taken at that time.
-pub(crate) async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range: &TimeRange) -> QueryResult<bool> {
+/// Writes one room copy (it takes the room's buffers, SPEC §24). A taken
+/// room is refused by the database (`ON CONFLICT DO NOTHING`, which waits
+/// for a concurrent writer without deadlocking on the two exclusion
+/// indexes); the refusal is then named by what the now visible winner
+/// overlaps: its meeting (`RoomTimeTaken`) or only its buffers
+/// (`RoomBufferTaken`).
+pub(crate) async fn claim_room(
+    conn: &mut Conn,
+    id: i64,
+    room_code: &str,
+    range: &TimeRange,
+) -> Result<(), CommandError> {
     let inserted = diesel::insert_into(reservation_room::table)
         .values((
             reservation_room::reservation_id.eq(id),
@@ -52,7 +62,20 @@ pub(crate) async fn claim_room(conn: &mut Conn, id: i64, room_code: &str, range:
         .on_conflict_do_nothing()
         .execute(conn)
         .await?;
-    Ok(inserted == 1)
+    if inserted == 1 {
+        return Ok(());
+    }
+    let meetings_overlap = diesel::select(diesel::dsl::exists(
+        reservation_room::table
+            .filter(reservation_room::room.eq(room_code))
+            .filter(reservation_room::active)
+            .filter(reservation_room::reservation_id.ne(id))
+            .filter(reservation_room::starts_at.lt(range.ends_at()))
+            .filter(reservation_room::ends_at.gt(range.starts_at())),
+    ))
+    .get_result::<bool>(conn)
+    .await?;
+    Err(if meetings_overlap { ApiError::room_time_taken() } else { ApiError::room_buffer_taken() }.into())
 }
 
 /// What new reservation rows share: one booking's, or a series' occurrences'.
@@ -123,9 +146,7 @@ pub async fn insert(
 ) -> Result<i64, CommandError> {
     let (id, _) = insert_rows(conn, row, &[range], ctx).await?.pop().ok_or_else(ApiError::internal)?;
     for code in rooms {
-        if !claim_room(conn, id, code, &range).await? {
-            return Err(ApiError::room_time_taken().into());
-        }
+        claim_room(conn, id, code, &range).await?;
     }
     Ok(id)
 }

@@ -93,16 +93,12 @@ async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Re
             diesel::delete(reservation_room::table.find((id, code))).execute(conn).await?;
         }
         for code in &new_rooms {
-            if !claim_room(conn, id, code, &change.range).await? {
-                return Err(ApiError::room_time_taken().into());
-            }
+            claim_room(conn, id, code, &change.range).await?;
         }
     } else if retimed {
         for code in &new_rooms {
             diesel::delete(reservation_room::table.find((id, code))).execute(conn).await?;
-            if !claim_room(conn, id, code, &change.range).await? {
-                return Err(ApiError::room_time_taken().into());
-            }
+            claim_room(conn, id, code, &change.range).await?;
         }
     }
     let after = find(conn, id).await?.ok_or_else(ApiError::internal)?;

@@ -72,8 +72,8 @@ pub(crate) fn conflict(taken: Vec<Taken>) -> ApiError {
     ApiError::worded(ErrorCode::SeriesConflict, json!({ "conflicts": taken }))
 }
 
-/// For each range, the first live booking holding any of `rooms` then
-/// (ranges given as parallel arrays).
+/// For each range, the first live booking holding any of `rooms` then,
+/// its buffers and the room's included (ranges given as parallel arrays).
 pub(crate) async fn holders(
     conn: &mut Conn,
     rooms: &[String],
@@ -84,8 +84,10 @@ pub(crate) async fn holders(
     diesel::sql_query(
         "SELECT DISTINCT ON (o.ord) o.s AS starts_at, o.e AS ends_at, rr.reservation_id AS booking_id
            FROM unnest($2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS o(s, e, ord)
-           JOIN reservation_room rr
-             ON rr.room = ANY($1) AND rr.active AND tstzrange(rr.starts_at, rr.ends_at, '[)') && tstzrange(o.s, o.e, '[)')
+           JOIN reservation_room rr ON rr.room = ANY($1) AND rr.active
+           JOIN room rm ON rm.code = rr.room
+            AND reservation_room_occupied(rr.starts_at, rr.ends_at, rr.buffer_before_minutes, rr.buffer_after_minutes)
+             && reservation_room_occupied(o.s, o.e, rm.buffer_before_minutes, rm.buffer_after_minutes)
            JOIN reservation r ON r.id = rr.reservation_id
           WHERE $4::int8 IS NULL OR r.series_id IS DISTINCT FROM $4
           ORDER BY o.ord, rr.reservation_id",

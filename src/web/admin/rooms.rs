@@ -49,6 +49,8 @@ pub fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
         approval_required: Some(checked(form, "approval_required")),
         max_duration_minutes: number(form, "max_duration_minutes", "maxDurationMinutes")?,
         horizon_days: number(form, "horizon_days", "horizonDays")?,
+        buffer_before_minutes: number(form, "buffer_before_minutes", "bufferBeforeMinutes")?,
+        buffer_after_minutes: number(form, "buffer_after_minutes", "bufferAfterMinutes")?,
     })
 }
 
@@ -65,6 +67,8 @@ pub fn room_patch(form: &FormData) -> Result<RoomPatch, ApiError> {
         approval_required: Some(checked(form, "approval_required")),
         max_duration_minutes: number(form, "max_duration_minutes", "maxDurationMinutes")?,
         horizon_days: Some(number(form, "horizon_days", "horizonDays")?),
+        buffer_before_minutes: Some(number(form, "buffer_before_minutes", "bufferBeforeMinutes")?.unwrap_or(0)),
+        buffer_after_minutes: Some(number(form, "buffer_after_minutes", "bufferAfterMinutes")?.unwrap_or(0)),
     })
 }
 
@@ -83,6 +87,7 @@ impl RoomForm {
             approval_required: room.approval_required,
             max_duration_minutes: room.max_duration_minutes.to_string(),
             horizon_days: room.horizon_days.map(|d| d.to_string()).unwrap_or_default(),
+            buffers: [room.buffer_before_minutes, room.buffer_after_minutes].map(|m| m.to_string()),
             idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
         }
     }
@@ -101,6 +106,7 @@ impl RoomForm {
             approval_required: checked(form, "approval_required"),
             max_duration_minutes: form.get("max_duration_minutes").to_owned(),
             horizon_days: form.get("horizon_days").to_owned(),
+            buffers: ["buffer_before_minutes", "buffer_after_minutes"].map(|f| form.get(f).to_owned()),
             idempotency_key: form.get("idempotency_key").to_owned(),
         }
     }
@@ -120,6 +126,7 @@ impl RoomForm {
             approval_required: false,
             max_duration_minutes: "720".into(),
             horizon_days: String::new(),
+            buffers: ["0".into(), "0".into()],
             idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
         }
     }
@@ -357,6 +364,8 @@ pub struct RoomForm {
     pub approval_required: bool,
     pub max_duration_minutes: String,
     pub horizon_days: String,
+    /// Setup and cleanup minutes (SPEC §24), as typed.
+    pub buffers: [String; 2],
     pub idempotency_key: String,
 }
 

@@ -42,6 +42,7 @@ api-PAYLOAD_TOO_LARGE = The request body is too large.
 api-UNSUPPORTED_MEDIA_TYPE = The body must be application/json.
 api-ADMISSION_REJECTED = Too busy right now; retry shortly.
 api-ROOM_TIME_TAKEN = This time is already booked
+api-ROOM_BUFFER_TAKEN = This overlaps another meeting's setup or cleanup time
 api-ROOM_COMBINATION_NOT_ALLOWED =
     { $reason ->
         [suite_run] Only adjoining rooms may be booked together. For example { $examples }; { $first }+{ $last } cannot skip the rooms between.

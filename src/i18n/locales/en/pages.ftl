@@ -168,6 +168,7 @@ rooms-rule-horizon = { $days ->
 }
 rooms-rule-check-in = check-in
 rooms-rule-approval = approval
+rooms-rule-buffers = setup { $before } min, cleanup { $after } min
 rooms-state-active = in use
 rooms-state-retired = retired
 rooms-add-heading = Add a room
@@ -202,6 +203,8 @@ room-field-max-duration = Longest booking (minutes)
 room-field-horizon = Bookable days ahead (empty: no limit)
 room-field-check-in = Check-in required
 room-field-approval = Approval required
+room-field-buffer-before = Setup time before each meeting (minutes, 0-240)
+room-field-buffer-after = Cleanup time after each meeting (minutes, 0-240)
 
 # The usage report (/admin/reports, SPEC §12).
 report-heading = Room usage report
@@ -410,6 +413,7 @@ form-field-equipment = Equipment is comma-separated tags of lower-case letters, 
 form-field-position = The position is a number from 1.
 form-field-max-duration = The longest booking is 1 to 10080 minutes.
 form-field-horizon = Bookable ahead is 1 to 3650 days (leave it empty for no limit).
+form-field-buffer = Setup and cleanup time are 0 to 240 minutes.
 form-field-repeat-until = Choose the date the repetition ends.
 form-field-repeat = Choose how it repeats.
 form-field-other = Please check what you entered.

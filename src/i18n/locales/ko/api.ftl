@@ -42,6 +42,7 @@ api-PAYLOAD_TOO_LARGE = 요청 본문이 너무 큽니다.
 api-UNSUPPORTED_MEDIA_TYPE = 본문은 application/json이어야 합니다.
 api-ADMISSION_REJECTED = 지금은 요청이 많습니다. 잠시 후 다시 시도해 주세요.
 api-ROOM_TIME_TAKEN = 이미 예약된 시간입니다
+api-ROOM_BUFFER_TAKEN = 앞뒤 준비 시간과 겹칩니다
 api-ROOM_COMBINATION_NOT_ALLOWED =
     { $reason ->
         [suite_run] 이어진 회의실만 함께 예약할 수 있습니다 (예: { $examples }). { $first }+{ $last }처럼 가운데를 건너뛸 수 없습니다.

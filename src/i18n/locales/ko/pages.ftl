@@ -165,6 +165,7 @@ rooms-rule-max = 최대 { $minutes }분
 rooms-rule-horizon = { $days }일 앞까지
 rooms-rule-check-in = 체크인
 rooms-rule-approval = 승인
+rooms-rule-buffers = 준비 { $before }분, 정리 { $after }분
 rooms-state-active = 사용 중
 rooms-state-retired = 폐지됨
 rooms-add-heading = 회의실 추가
@@ -196,6 +197,8 @@ room-field-max-duration = 최대 예약 시간(분)
 room-field-horizon = 며칠 앞까지 예약 (비우면 제한 없음)
 room-field-check-in = 체크인 필요
 room-field-approval = 승인 필요
+room-field-buffer-before = 회의 전 준비 시간 (분, 0~240)
+room-field-buffer-after = 회의 후 정리 시간 (분, 0~240)
 
 # The usage report (/admin/reports, SPEC §12).
 report-heading = 회의실 이용 보고서
@@ -386,6 +389,7 @@ form-field-equipment = 장비는 쉼표로 나눈 영문 소문자·숫자·- �
 form-field-position = 순서는 1 이상의 숫자입니다.
 form-field-max-duration = 최대 예약 시간은 1~10080분입니다.
 form-field-horizon = 예약 가능 기간은 1~3650일입니다 (제한이 없으면 비워 두세요).
+form-field-buffer = 준비 시간과 정리 시간은 0~240분입니다.
 form-field-repeat-until = 반복이 끝나는 날짜를 골라 주세요.
 form-field-repeat = 반복 방법을 골라 주세요.
 form-field-other = 입력을 확인해 주세요.
