@@ -197,6 +197,31 @@ pub async fn free(
         .map(|rows| rows.into_iter().map(Room::from).collect())
 }
 
+/// The room's future live bookings that its buffers as they are now would
+/// not allow beside another (SPEC §24): each was made under other buffers.
+pub async fn buffer_conflicts(conn: &mut Conn, code: &str, now: DateTime<Utc>) -> QueryResult<Vec<i64>> {
+    #[derive(QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = diesel::sql_types::Int8)]
+        id: i64,
+    }
+    let rows: Vec<Id> = diesel::sql_query(
+        "SELECT DISTINCT a.reservation_id AS id
+           FROM reservation_room a
+           JOIN room r ON r.code = a.room
+           JOIN reservation_room b ON b.room = a.room AND b.active AND b.reservation_id <> a.reservation_id
+            AND reservation_room_occupied(b.starts_at, b.ends_at, r.buffer_before_minutes, r.buffer_after_minutes)
+             && reservation_room_occupied(a.starts_at, a.ends_at, r.buffer_before_minutes, r.buffer_after_minutes)
+          WHERE a.room = $1 AND a.active AND a.ends_at > $2
+          ORDER BY 1",
+    )
+    .bind::<Text, _>(code)
+    .bind::<Timestamptz, _>(now)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
 /// The free-room search (docs/PERFORMANCE.md shows its plan).
 pub const FREE_ROOMS_SQL: &str = "
 SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.check_in_required,

@@ -19,7 +19,7 @@ use crate::calendar::address;
 use crate::calendar::ics::{read, Calendar, Clock, Method};
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
-use crate::rooms::booking::{busy_intervals, FreeInterval};
+use crate::rooms::booking::{buffer_intervals, busy_intervals, FreeInterval};
 
 /// Longest window one question may cover (SPEC §22).
 pub const MAX_DAYS: i64 = 366;
@@ -43,14 +43,18 @@ fn check_window(from: DateTime<Utc>, to: DateTime<Utc>) -> Result<(), DavError> 
     Ok(())
 }
 
-async fn busy(
-    door: &Door<'_>,
-    code: &str,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-) -> Result<Vec<FreeInterval>, DavError> {
+/// What a room's free/busy names: its meetings (`BUSY`) and the buffers
+/// around them (`BUSY-UNAVAILABLE`, SPEC §24).
+pub struct Busy {
+    pub meetings: Vec<FreeInterval>,
+    pub buffers: Vec<FreeInterval>,
+}
+
+async fn busy(door: &Door<'_>, code: &str, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Busy, DavError> {
     let mut conn = door.state.pool.get().await.map_err(DbError::from)?;
-    Ok(busy_intervals(&mut conn, code, from, to).await?)
+    let meetings = busy_intervals(&mut conn, code, from, to).await?;
+    let buffers = buffer_intervals(&mut conn, code, from, to).await?;
+    Ok(Busy { meetings, buffers })
 }
 
 /// A `VFREEBUSY` of one room (`METHOD:REPLY` for the outbox), written by
@@ -60,7 +64,7 @@ fn vfreebusy(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     now: DateTime<Utc>,
-    periods: &[FreeInterval],
+    busy: &Busy,
 ) -> String {
     let mut cal = Calendar::object(reply.map(|_| Method::Reply), Clock::Utc);
     let l = cal.lines();
@@ -77,8 +81,10 @@ fn vfreebusy(
             l.raw("UID", u);
         }
     }
-    for p in periods {
-        l.with_params("FREEBUSY", &[("FBTYPE", "BUSY")], &format!("{}/{}", utc(p.starts_at), utc(p.ends_at)));
+    for (kind, periods) in [("BUSY", &busy.meetings), ("BUSY-UNAVAILABLE", &busy.buffers)] {
+        for p in periods {
+            l.with_params("FREEBUSY", &[("FBTYPE", kind)], &format!("{}/{}", utc(p.starts_at), utc(p.ends_at)));
+        }
     }
     l.raw("END", "VFREEBUSY");
     cal.finish()
@@ -135,14 +141,14 @@ pub fn window_of(root: &Element) -> Result<(DateTime<Utc>, DateTime<Utc>), DavEr
     Ok((from, to))
 }
 
-/// A `free-busy-query`'s answer: a `VFREEBUSY` of `periods`.
-pub fn answer(door: &Door<'_>, from: DateTime<Utc>, to: DateTime<Utc>, periods: &[FreeInterval]) -> HttpResponse {
+/// A `free-busy-query`'s answer: a `VFREEBUSY` of `busy`.
+pub fn answer(door: &Door<'_>, from: DateTime<Utc>, to: DateTime<Utc>, busy: &Busy) -> HttpResponse {
     HttpResponse::Ok().content_type("text/calendar; charset=utf-8").body(vfreebusy(
         None,
         from,
         to,
         door.state.clock.now(),
-        periods,
+        busy,
     ))
 }
 

@@ -47,8 +47,9 @@ pub async fn report(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result
             Calendar::Room { code, .. } => super::freebusy::query(door, code, &root).await,
             Calendar::Bookings { .. } => {
                 let (from, to) = super::freebusy::window_of(&root)?;
-                let periods = person_busy(door, &calendar, (from, to)).await?;
-                Ok(super::freebusy::answer(door, from, to, &periods))
+                let meetings = person_busy(door, &calendar, (from, to)).await?;
+                let busy = super::freebusy::Busy { meetings, buffers: Vec::new() };
+                Ok(super::freebusy::answer(door, from, to, &busy))
             }
         }
     } else {

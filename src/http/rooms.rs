@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::extract::{AdminCommand, ApiCaller, ApiJson};
+use super::extract::{AdminCaller, AdminCommand, ApiCaller, ApiJson};
 use super::openapi::{Api, Op, Tag};
 use super::run;
 use crate::catalogue::domain::{combinations, Equipment, NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
@@ -66,6 +66,19 @@ pub fn routes(api: &mut Api) {
         "/rooms/{code}",
         Op::new::<RoomView>(Tag::Rooms, "getRoom", "one room, with its calendar address", 200).errors(&[NotFound]),
         get_room,
+    )
+    .route(
+        Method::GET,
+        "/rooms/{code}/buffer-conflicts",
+        Op::new::<BufferConflictsReply>(
+            Tag::Rooms,
+            "listBufferConflicts",
+            "future bookings the room's buffers as they are now would not allow (each was made under other buffers)",
+            200,
+        )
+        .admin()
+        .errors(&[NotFound]),
+        buffer_conflicts,
     )
     .route(
         Method::PATCH,
@@ -250,4 +263,32 @@ async fn retire_room(
     let retire = Retire { cancel_future_bookings: body.cancel_future_bookings.unwrap_or(false) };
     let command = RetireRoom { code: code.into_inner(), retire };
     run(&state.pipeline, &cmd.principal, cmd.key, &command).await
+}
+
+/// `GET /api/rooms/{code}/buffer-conflicts`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BufferConflictsReply {
+    pub room: String,
+    pub buffer_before_minutes: i32,
+    pub buffer_after_minutes: i32,
+    pub bookings: Vec<crate::rooms::booking::Booking>,
+}
+
+async fn buffer_conflicts(
+    state: web::Data<AppState>,
+    _: AdminCaller,
+    code: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let room =
+        store::find(&mut conn, &code).await.map_err(DbError::from)?.ok_or_else(|| ApiError::not_found("room"))?;
+    let ids = store::buffer_conflicts(&mut conn, &room.code, state.clock.now()).await.map_err(DbError::from)?;
+    let bookings = crate::rooms::booking::find_many(&mut conn, &ids).await.map_err(DbError::from)?;
+    Ok(HttpResponse::Ok().json(BufferConflictsReply {
+        room: room.code,
+        buffer_before_minutes: room.buffer_before_minutes,
+        buffer_after_minutes: room.buffer_after_minutes,
+        bookings,
+    }))
 }

@@ -282,10 +282,16 @@ pub async fn free_intervals(
         "SELECT lower(f) AS starts_at, upper(f) AS ends_at
            FROM unnest(
                   tstzmultirange(tstzrange($2, $3, '[)'))
-                  - COALESCE((SELECT range_agg(tstzrange(starts_at, ends_at, '[)'))
-                                FROM reservation_room
-                               WHERE room = $1 AND active
-                                 AND tstzrange(starts_at, ends_at, '[)') && tstzrange($2, $3, '[)')),
+                  - COALESCE((SELECT range_agg(reservation_room_occupied(
+                                       rr.starts_at, rr.ends_at,
+                                       rr.buffer_before_minutes + r.buffer_after_minutes,
+                                       rr.buffer_after_minutes + r.buffer_before_minutes))
+                                FROM reservation_room rr JOIN room r ON r.code = rr.room
+                               WHERE rr.room = $1 AND rr.active
+                                 AND reservation_room_occupied(rr.starts_at, rr.ends_at,
+                                       rr.buffer_before_minutes + r.buffer_after_minutes,
+                                       rr.buffer_after_minutes + r.buffer_before_minutes)
+                                  && tstzrange($2, $3, '[)')),
                              '{}'::tstzmultirange)
                 ) AS f
           ORDER BY 1",
@@ -298,8 +304,8 @@ pub async fn free_intervals(
     .await
 }
 
-/// Busy intervals of a room within `[from, to)`, merged: exactly the window
-/// minus [`free_intervals`] (CalDAV free/busy, SPEC §17).
+/// Busy intervals of a room within `[from, to)`, merged: its meetings
+/// (CalDAV free/busy's `BUSY`, SPEC §17).
 pub async fn busy_intervals(
     conn: &mut Conn,
     room_code: &str,
@@ -312,6 +318,40 @@ pub async fn busy_intervals(
                           FROM reservation_room
                          WHERE room = $1 AND active
                            AND tstzrange(starts_at, ends_at, '[)') && tstzrange($2, $3, '[)'))) AS b
+          ORDER BY 1",
+    )
+    .bind::<Text, _>(room_code)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .cached()
+    .load(conn)
+    .await
+}
+
+/// The buffers around a room's meetings within `[from, to)`, merged: what
+/// its bookings occupy beyond their own time (free/busy's
+/// `BUSY-UNAVAILABLE`, SPEC §24).
+pub async fn buffer_intervals(
+    conn: &mut Conn,
+    room_code: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Vec<FreeInterval>> {
+    diesel::sql_query(
+        "SELECT lower(b) AS starts_at, upper(b) AS ends_at
+           FROM unnest(
+                  COALESCE((SELECT range_agg(reservation_room_occupied(starts_at, ends_at, buffer_before_minutes,
+                                                                       buffer_after_minutes) * tstzrange($2, $3, '[)'))
+                              FROM reservation_room
+                             WHERE room = $1 AND active
+                               AND reservation_room_occupied(starts_at, ends_at, buffer_before_minutes,
+                                                             buffer_after_minutes) && tstzrange($2, $3, '[)')),
+                           '{}'::tstzmultirange)
+                  - COALESCE((SELECT range_agg(tstzrange(starts_at, ends_at, '[)'))
+                                FROM reservation_room
+                               WHERE room = $1 AND active
+                                 AND tstzrange(starts_at, ends_at, '[)') && tstzrange($2, $3, '[)')),
+                             '{}'::tstzmultirange)) AS b
           ORDER BY 1",
     )
     .bind::<Text, _>(room_code)

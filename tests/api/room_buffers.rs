@@ -118,3 +118,65 @@ async fn the_database_alone_decides_who_gets_a_buffered_slot() {
     assert_eq!(app.count("SELECT count(*) FROM reservation WHERE status IN ('CONFIRMED', 'PENDING')").await, 5);
     app.assert_consistent().await;
 }
+
+fn utc(v: &Value) -> String {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+        .format("%H:%M")
+        .to_string()
+}
+
+#[tokio::test]
+async fn availability_free_busy_and_the_conflicts_of_new_buffers_follow_the_buffers() {
+    let app = TestApp::spawn().await;
+    assert_eq!(set_buffers(&app, "A", 15, 30).await.0, StatusCode::OK);
+    assert_eq!(book(&app, "first", "A", (10, 0), (11, 0)).await.0, StatusCode::CREATED);
+    assert_eq!(book(&app, "second", "A", (11, 45), (12, 30)).await.0, StatusCode::CREATED);
+
+    // A new meeting needs its own setup and cleanup clear of theirs: it may
+    // end by 09:15 (its 30 minutes' cleanup, then their 15 minutes' setup)
+    // and start from 13:15 (12:30, their 30 minutes, its 15).
+    let date = &at(1, 0, 0)[..10];
+    let (status, reply) = app.get_json(&format!("/api/rooms/A/availability?date={date}"), TENANT_ONE).await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    let free: Vec<(String, String)> =
+        reply["free"].as_array().unwrap().iter().map(|f| (utc(&f["startsAt"]), utc(&f["endsAt"]))).collect();
+    assert_eq!(free, vec![("15:00".into(), "09:15".into()), ("13:15".into(), "15:00".into())], "{reply}");
+
+    let dav = crate::caldav::Dav::person(&app, "kim").await;
+    let fb = format!(
+        r#"<C:free-busy-query xmlns:C="urn:ietf:params:xml:ns:caldav"><C:time-range start="{}" end="{}"/></C:free-busy-query>"#,
+        at(1, 0, 0).replace(['-', ':'], "")[..15].to_owned() + "Z",
+        at(2, 0, 0).replace(['-', ':'], "")[..15].to_owned() + "Z",
+    );
+    let res = dav.report("/dav/calendars/rooms/A/", &fb).await;
+    let day = at(1, 0, 0).replace('-', "")[..8].to_owned();
+    let lines: Vec<String> =
+        res.body.lines().filter(|l| l.starts_with("FREEBUSY")).map(|l| l.replace(&day, "")).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "FREEBUSY;FBTYPE=BUSY:T100000Z/T110000Z",
+            "FREEBUSY;FBTYPE=BUSY:T114500Z/T123000Z",
+            "FREEBUSY;FBTYPE=BUSY-UNAVAILABLE:T094500Z/T100000Z",
+            "FREEBUSY;FBTYPE=BUSY-UNAVAILABLE:T110000Z/T114500Z",
+            "FREEBUSY;FBTYPE=BUSY-UNAVAILABLE:T123000Z/T130000Z",
+        ],
+        "{}",
+        res.body
+    );
+
+    // Longer cleanup now: the two bookings, made under the old buffers, are
+    // what the new ones would not have allowed; nothing moves.
+    let (status, empty) = app.get_json("/api/rooms/A/buffer-conflicts", ADMIN).await;
+    assert_eq!((status, empty["bookings"].as_array().map(Vec::len)), (StatusCode::OK, Some(0)), "{empty}");
+    assert_eq!(set_buffers(&app, "A", 0, 60).await.0, StatusCode::OK);
+    let (status, conflicts) = app.get_json("/api/rooms/A/buffer-conflicts", ADMIN).await;
+    assert_eq!(status, StatusCode::OK, "{conflicts}");
+    let titles: Vec<String> = conflicts["bookings"].as_array().unwrap().iter().map(|b| utc(&b["startsAt"])).collect();
+    assert_eq!(titles, vec!["10:00", "11:45"], "{conflicts}");
+    assert_eq!(app.get_json("/api/rooms/A/buffer-conflicts", TENANT_ONE).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(app.get_json("/api/rooms/NOPE/buffer-conflicts", ADMIN).await.0, StatusCode::NOT_FOUND);
+    app.assert_consistent().await;
+}
