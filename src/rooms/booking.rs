@@ -72,6 +72,14 @@ pub struct Booking {
     #[serde(skip)]
     #[diesel(sql_type = Nullable<Text>)]
     pub organizer_tenant: Option<String>,
+    /// Each room's setup and cleanup minutes as kept with the booking
+    /// (SPEC §24), in the order of `rooms`.
+    #[serde(skip)]
+    #[diesel(sql_type = Array<Int4>)]
+    pub buffers_before: Vec<i32>,
+    #[serde(skip)]
+    #[diesel(sql_type = Array<Int4>)]
+    pub buffers_after: Vec<i32>,
 }
 
 impl Booking {
@@ -98,6 +106,8 @@ impl Booking {
             occurrence_start: None,
             updated_at: DateTime::UNIX_EPOCH,
             organizer_tenant: None,
+            buffers_before: vec![0; rooms.len()],
+            buffers_after: vec![0; rooms.len()],
         }
     }
 
@@ -120,7 +130,11 @@ pub const BOOKING_COLUMNS: &str = "
 SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id, r.starts_at, r.ends_at,
        r.cancelled_at, r.version, r.status, r.series_id, r.check_in_required, r.checked_in_at, r.released_at,
        r.is_exception, r.occurrence_start, r.updated_at, r.organizer_tenant,
-       COALESCE(array_agg(rr.room ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL), '{}') AS rooms
+       COALESCE(array_agg(rr.room ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL), '{}') AS rooms,
+       COALESCE(array_agg(rr.buffer_before_minutes ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL),
+                '{}') AS buffers_before,
+       COALESCE(array_agg(rr.buffer_after_minutes ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL),
+                '{}') AS buffers_after
   FROM reservation r
   LEFT JOIN reservation_room rr ON rr.reservation_id = r.id
   LEFT JOIN room rm ON rm.code = rr.room";

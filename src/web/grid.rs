@@ -52,6 +52,18 @@ pub struct Block {
     pub anchor: bool,
 }
 
+/// A booking's setup or cleanup time in one room's column (SPEC §24):
+/// shown as a labelled band, never offered as free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Band {
+    /// `setup` or `cleanup` (the CSS class).
+    pub kind: &'static str,
+    pub label: String,
+    pub col: usize,
+    pub row: i32,
+    pub len: i32,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FreeSlot {
     pub room: String,
@@ -68,6 +80,7 @@ pub struct DayGrid {
     pub rooms: Vec<RoomColumn>,
     pub hours: Vec<HourMark>,
     pub blocks: Vec<Block>,
+    pub bands: Vec<Band>,
     pub free: Vec<FreeSlot>,
 }
 
@@ -118,8 +131,23 @@ pub fn layout(
     let col_of = |code: &str| columns.iter().find(|c| c.code == code).map(|c| c.col);
 
     let mut blocks = Vec::new();
+    let mut bands = Vec::new();
     let mut busy: Vec<Vec<(i32, i32)>> = vec![Vec::new(); columns.len()];
     for (b, &(s, e)) in bookings.iter().zip(&spans) {
+        for (i, code) in b.rooms.iter().enumerate() {
+            let Some(col) = col_of(code) else { continue };
+            let before = b.buffers_before.get(i).copied().unwrap_or(0);
+            let after = b.buffers_after.get(i).copied().unwrap_or(0);
+            for (kind, key, from, to) in
+                [("setup", "day-band-setup", s - before, s), ("cleanup", "day-band-cleanup", e, e + after)]
+            {
+                let (from, to) = (from.clamp(first, last), to.clamp(first, last));
+                if to > from {
+                    busy[col - 2].push((from, to));
+                    bands.push(Band { kind, label: i18n.t(key), col, row: from - first, len: to - from });
+                }
+            }
+        }
         let mut cols: Vec<usize> = b.rooms.iter().filter_map(|r| col_of(r)).collect();
         cols.sort_unstable();
         for c in &cols {
@@ -176,7 +204,7 @@ pub fn layout(
     }
 
     let hours = (first / 60..last / 60).map(|h| HourMark { label: hhmm(h * 60), row: h * 60 - first }).collect();
-    DayGrid { rows: last - first, rooms: columns, hours, blocks, free }
+    DayGrid { rows: last - first, rooms: columns, hours, blocks, bands, free }
 }
 
 /// "HH:MM" on `date` in `tz` as an instant (the earliest, if the zone repeats it).
@@ -271,6 +299,21 @@ mod tests {
         assert!(free_at("A", "10:30") && free_at("A", "08:30"));
         assert_eq!(g.hours.first().unwrap().label, "07:00");
         assert_eq!(g.hours.len(), 15);
+    }
+
+    #[test]
+    fn buffers_are_labelled_bands_of_their_own_room_and_never_free() {
+        let date = NaiveDate::from_ymd_opt(2030, 1, 7).unwrap();
+        let mut b = booking(1, &["A", "B"], (10, 0), (11, 0));
+        b.buffers_before = vec![15, 0];
+        b.buffers_after = vec![30, 0];
+        let g = layout(&I18n::new(Lang::Ko), &rooms(), &[b], chrono_tz::Asia::Seoul, date, None, None);
+        let bands: Vec<(&str, &str, usize, i32, i32)> =
+            g.bands.iter().map(|d| (d.kind, d.label.as_str(), d.col, d.row, d.len)).collect();
+        assert_eq!(bands, vec![("setup", "준비 시간", 2, 165, 15), ("cleanup", "정리 시간", 2, 240, 30)], "B has none");
+        let free_at = |room: &str, start: &str| g.free.iter().any(|f| f.room == room && f.start == start);
+        assert!(!free_at("A", "09:30") && !free_at("A", "11:00") && free_at("A", "11:30"));
+        assert!(free_at("B", "09:30") && free_at("B", "11:00"));
     }
 
     #[test]

@@ -663,3 +663,34 @@ async fn signing_in_with_the_company_account_in_a_real_browser() {
     let _ = c.close().await;
     result.unwrap();
 }
+
+/// The day page with a room's setup and cleanup time (SPEC §24): bands
+/// labelled in words beside the meeting, axe-core clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffers_on_the_day_page_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let body = json!({ "bufferBeforeMinutes": 15, "bufferAfterMinutes": 30 });
+    let (status, _) = send(&app, reqwest::Method::PATCH, "/api/rooms/A", ADMIN, None, body).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    let date = tomorrow(&app);
+    let (start, end) = (format!("{date}T10:00:00+09:00"), format!("{date}T11:00:00+09:00"));
+    let res = app.create_booking(TENANT_ONE, "ops", "buffered", &booking("준비가 필요한 회의", &["A"], &start, &end)).await;
+    assert_eq!(res.status(), reqwest::StatusCode::CREATED);
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = async {
+        sign_in(&app, &c).await?;
+        c.goto(&app.url(&format!("/rooms?date={date}"))).await?;
+        c.wait().for_element(Locator::Css(".band.cleanup")).await?;
+        assert_eq!(c.find(Locator::Css(".band.setup")).await?.text().await?, "준비 시간");
+        assert_eq!(c.find(Locator::Css(".band.cleanup")).await?.text().await?, "정리 시간");
+        c.execute("document.getElementById('booking-1')?.scrollIntoView({block: 'center'});", vec![]).await?;
+        let png = c.screenshot().await?;
+        std::fs::write(shot_path("day-buffers"), png).unwrap();
+        assert_accessible(&c, "day page with buffers").await;
+        Ok::<_, fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.unwrap();
+}
