@@ -674,7 +674,8 @@ async fn buffers_on_the_day_page_in_a_real_browser() {
     assert_eq!(status, reqwest::StatusCode::OK);
     let date = tomorrow(&app);
     let (start, end) = (format!("{date}T10:00:00+09:00"), format!("{date}T11:00:00+09:00"));
-    let res = app.create_booking(TENANT_ONE, "ops", "buffered", &booking("준비가 필요한 회의", &["A"], &start, &end)).await;
+    let res =
+        app.create_booking(TENANT_ONE, "ops", "buffered", &booking("준비가 필요한 회의", &["A"], &start, &end)).await;
     assert_eq!(res.status(), reqwest::StatusCode::CREATED);
     let (_driver, port) = chromedriver().await;
     let c = browser(port).await;
@@ -688,6 +689,22 @@ async fn buffers_on_the_day_page_in_a_real_browser() {
         let png = c.screenshot().await?;
         std::fs::write(shot_path("day-buffers"), png).unwrap();
         assert_accessible(&c, "day page with buffers").await;
+        // Longer cleanup now: the room's page lists the two bookings it would not have allowed.
+        let (later_start, later_end) = (format!("{date}T11:45:00+09:00"), format!("{date}T12:15:00+09:00"));
+        let res = app
+            .create_booking(TENANT_ONE, "ops", "later", &booking("다음 회의", &["A"], &later_start, &later_end))
+            .await;
+        assert_eq!(res.status(), reqwest::StatusCode::CREATED);
+        let body = json!({ "bufferBeforeMinutes": 0, "bufferAfterMinutes": 60 });
+        assert_eq!(
+            send(&app, reqwest::Method::PATCH, "/api/rooms/A", ADMIN, None, body).await.0,
+            reqwest::StatusCode::OK
+        );
+        c.goto(&app.url("/admin/rooms/A")).await?;
+        let listed = c.find_all(Locator::Css("#buffer-conflicts li")).await?;
+        assert_eq!(listed.len(), 2);
+        assert!(listed[0].text().await?.contains("10:00–11:00 · 준비가 필요한 회의"));
+        assert_accessible(&c, "room page with buffer conflicts").await;
         Ok::<_, fantoccini::error::CmdError>(())
     }
     .await;

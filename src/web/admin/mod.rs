@@ -1,7 +1,9 @@
 //! Admin pages: the consistency report, staff accounts and API keys, the
-//! room catalogue (`rooms`) and the utilisation report (`reports`).
+//! room catalogue (`rooms`, its form `room_form`) and the utilisation report
+//! (`reports`).
 
 pub mod reports;
+pub mod room_form;
 pub mod rooms;
 
 use crate::consistency::CheckResult;

@@ -6,11 +6,11 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
+pub use super::room_form::{new_room, room_patch, RoomForm};
 use crate::auth::staff::StaffUser;
-use crate::catalogue::domain::{NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
+use crate::catalogue::domain::Room;
 use crate::catalogue::{store, CreateRoom, PatchRoom};
 use crate::db::DbError;
-use crate::error::ApiError;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::store::{Retire, RetireRoom};
 use crate::state::AppState;
@@ -19,118 +19,7 @@ use crate::web::form::{checked, form_key, status_of};
 use crate::web::language::PageI18n;
 use crate::web::pages::refusal;
 use crate::web::pages::{self, nav, Nav, Notice};
-use crate::web::{html_response, principal, AdminForm, Csrf, FormData, SignedInAdmin, StaffForm, WebError};
-
-fn number(form: &FormData, name: &str, field: &str) -> Result<Option<i64>, ApiError> {
-    match form.get(name).trim() {
-        "" => Ok(None),
-        raw => raw.parse::<i64>().map(Some).map_err(|_| ApiError::malformed(field, "must be a whole number")),
-    }
-}
-
-fn text(form: &FormData, name: &str) -> Option<String> {
-    Some(form.get(name).trim().to_owned()).filter(|t| !t.is_empty())
-}
-
-fn tags(form: &FormData) -> Vec<String> {
-    form.get("equipment").split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
-}
-
-pub fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
-    NewRoom::parse(NewRoomBody {
-        code: form.get("code").to_owned(),
-        name: form.get("name").to_owned(),
-        area: text(form, "area"),
-        capacity: number(form, "capacity", "capacity")?,
-        equipment: Some(tags(form)),
-        suite: text(form, "suite"),
-        position: number(form, "position", "position")?,
-        check_in_required: Some(checked(form, "check_in_required")),
-        approval_required: Some(checked(form, "approval_required")),
-        max_duration_minutes: number(form, "max_duration_minutes", "maxDurationMinutes")?,
-        horizon_days: number(form, "horizon_days", "horizonDays")?,
-        buffer_before_minutes: number(form, "buffer_before_minutes", "bufferBeforeMinutes")?,
-        buffer_after_minutes: number(form, "buffer_after_minutes", "bufferAfterMinutes")?,
-    })
-}
-
-/// The edit form sends every field: empty suite and horizon clear them.
-pub fn room_patch(form: &FormData) -> Result<RoomPatch, ApiError> {
-    RoomPatch::parse(RoomPatchBody {
-        name: Some(form.get("name").to_owned()),
-        area: Some(form.get("area").to_owned()),
-        capacity: number(form, "capacity", "capacity")?,
-        equipment: Some(tags(form)),
-        suite: Some(text(form, "suite")),
-        position: number(form, "position", "position")?,
-        check_in_required: Some(checked(form, "check_in_required")),
-        approval_required: Some(checked(form, "approval_required")),
-        max_duration_minutes: number(form, "max_duration_minutes", "maxDurationMinutes")?,
-        horizon_days: Some(number(form, "horizon_days", "horizonDays")?),
-        buffer_before_minutes: Some(number(form, "buffer_before_minutes", "bufferBeforeMinutes")?.unwrap_or(0)),
-        buffer_after_minutes: Some(number(form, "buffer_after_minutes", "bufferAfterMinutes")?.unwrap_or(0)),
-    })
-}
-
-impl RoomForm {
-    fn of(room: &Room) -> Self {
-        RoomForm {
-            code: room.code.clone(),
-            code_locked: true,
-            name: room.name.clone(),
-            area: room.area.clone(),
-            capacity: room.capacity.to_string(),
-            equipment: room.equipment.join(", "),
-            suite: room.suite.clone().unwrap_or_default(),
-            position: room.position.to_string(),
-            check_in_required: room.check_in_required,
-            approval_required: room.approval_required,
-            max_duration_minutes: room.max_duration_minutes.to_string(),
-            horizon_days: room.horizon_days.map(|d| d.to_string()).unwrap_or_default(),
-            buffers: [room.buffer_before_minutes, room.buffer_after_minutes].map(|m| m.to_string()),
-            idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
-        }
-    }
-
-    fn kept(form: &FormData) -> Self {
-        RoomForm {
-            code: form.get("code").to_owned(),
-            code_locked: false,
-            name: form.get("name").to_owned(),
-            area: form.get("area").to_owned(),
-            capacity: form.get("capacity").to_owned(),
-            equipment: form.get("equipment").to_owned(),
-            suite: form.get("suite").to_owned(),
-            position: form.get("position").to_owned(),
-            check_in_required: checked(form, "check_in_required"),
-            approval_required: checked(form, "approval_required"),
-            max_duration_minutes: form.get("max_duration_minutes").to_owned(),
-            horizon_days: form.get("horizon_days").to_owned(),
-            buffers: ["buffer_before_minutes", "buffer_after_minutes"].map(|f| form.get(f).to_owned()),
-            idempotency_key: form.get("idempotency_key").to_owned(),
-        }
-    }
-
-    /// An empty form; its area is filled from the catalogue when shown.
-    fn blank() -> Self {
-        RoomForm {
-            code: String::new(),
-            code_locked: false,
-            name: String::new(),
-            area: String::new(),
-            capacity: "8".into(),
-            equipment: String::new(),
-            suite: String::new(),
-            position: String::new(),
-            check_in_required: false,
-            approval_required: false,
-            max_duration_minutes: "720".into(),
-            horizon_days: String::new(),
-            buffers: ["0".into(), "0".into()],
-            idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
-        }
-    }
-}
+use crate::web::{html_response, principal, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 
 async fn render_list(
     state: &AppState,
@@ -221,10 +110,20 @@ async fn render_edit_with(
     new_display: Option<String>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
-    let display_tokens = {
+    let (display_tokens, buffer_conflicts) = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        crate::display::live(&mut conn, &room.code).await?
+        let tokens = crate::display::live(&mut conn, &room.code).await?;
+        let ids = store::buffer_conflicts(&mut conn, &room.code, state.clock.now()).await.map_err(DbError::from)?;
+        (tokens, crate::rooms::booking::find_many(&mut conn, &ids).await.map_err(DbError::from)?)
     };
+    let tz = state.policy().timezone;
+    let buffer_conflicts = buffer_conflicts
+        .iter()
+        .map(|b| {
+            let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+            (b.id, format!("{} {}–{} · {}", s.format("%Y-%m-%d"), s.format("%H:%M"), e.format("%H:%M"), b.title))
+        })
+        .collect();
     let csrf = Csrf::for_render(req, state);
     let page = RoomEditPage {
         i18n: PageI18n::of(req),
@@ -236,6 +135,7 @@ async fn render_edit_with(
         message,
         display_tokens,
         new_display,
+        buffer_conflicts,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -349,26 +249,6 @@ pub async fn revoke_display_tokens(
     render_edit(&state, &req, &user, room, None, Some(notice), StatusCode::OK).await
 }
 
-/// The values of a room form (as typed, kept when refused).
-pub struct RoomForm {
-    pub code: String,
-    /// The code of an existing room cannot change.
-    pub code_locked: bool,
-    pub name: String,
-    pub area: String,
-    pub capacity: String,
-    pub equipment: String,
-    pub suite: String,
-    pub position: String,
-    pub check_in_required: bool,
-    pub approval_required: bool,
-    pub max_duration_minutes: String,
-    pub horizon_days: String,
-    /// Setup and cleanup minutes (SPEC §24), as typed.
-    pub buffers: [String; 2],
-    pub idempotency_key: String,
-}
-
 #[derive(Template)]
 #[template(path = "admin_rooms.html")]
 pub struct RoomsAdminPage {
@@ -394,4 +274,7 @@ pub struct RoomEditPage {
     pub display_tokens: i64,
     /// The display address of a token just created (shown once).
     pub new_display: Option<String>,
+    /// Future bookings the room's buffers as they are now would not allow
+    /// (SPEC §24): id and "date start–end · title".
+    pub buffer_conflicts: Vec<(i64, String)>,
 }

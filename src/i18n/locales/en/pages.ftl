@@ -205,6 +205,8 @@ room-field-check-in = Check-in required
 room-field-approval = Approval required
 room-field-buffer-before = Setup time before each meeting (minutes, 0-240)
 room-field-buffer-after = Cleanup time after each meeting (minutes, 0-240)
+room-buffer-conflicts = Bookings closer than the buffers
+room-buffer-conflicts-hint = Future bookings the room's buffers as they are now would not have allowed. Each keeps the buffers it was made under.
 
 # The usage report (/admin/reports, SPEC §12).
 report-heading = Room usage report

@@ -199,6 +199,8 @@ room-field-check-in = 체크인 필요
 room-field-approval = 승인 필요
 room-field-buffer-before = 회의 전 준비 시간 (분, 0~240)
 room-field-buffer-after = 회의 후 정리 시간 (분, 0~240)
+room-buffer-conflicts = 준비·정리 시간과 겹치는 예약
+room-buffer-conflicts-hint = 지금의 준비·정리 시간이라면 받지 않았을 앞으로의 예약입니다. 예약은 만들 때의 시간을 그대로 지킵니다.
 
 # The usage report (/admin/reports, SPEC §12).
 report-heading = 회의실 이용 보고서
