@@ -64,6 +64,10 @@ error_codes!(
     CheckInNotRequired,
     SeriesConflict,
     RoomCodeTaken,
+    /// An area with this code exists (SPEC §24).
+    AreaCodeTaken,
+    /// Not an IANA time zone name (SPEC §24).
+    InvalidTimeZone,
     RoomPositionTaken,
     SuiteInOtherArea,
     RoomHasFutureBookings,
@@ -105,7 +109,8 @@ impl ErrorCode {
             | ReservedTenant
             | TooManyHrefs
             | TooManyAttendees
-            | WindowTooLong => StatusCode::BAD_REQUEST,
+            | WindowTooLong
+            | InvalidTimeZone => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer | RoomRequired => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -126,6 +131,7 @@ impl ErrorCode {
             | CheckInNotRequired
             | SeriesConflict
             | RoomCodeTaken
+            | AreaCodeTaken
             | RoomPositionTaken
             | SuiteInOtherArea
             | RoomHasFutureBookings

@@ -19,6 +19,8 @@ pub static ALL: &[&Operation] = &[
     &crate::series::store::change::UPDATE,
     &crate::series::store::cancel::CANCEL,
     &crate::catalogue::commands::CREATE,
+    &crate::catalogue::commands::CREATE_AREA,
+    &crate::catalogue::commands::UPDATE_AREA,
     &crate::catalogue::commands::UPDATE,
     &crate::capacity::commands::CREATE_RESOURCE,
     &crate::capacity::commands::CREATE_HOLD,

@@ -97,6 +97,7 @@ fn dav_routes(cfg: &mut ServiceConfig) {
 fn api(api: &mut Api) {
     use crate::error::ErrorCode::*;
     http::rooms::routes(api);
+    http::areas::routes(api);
     http::bookings::routes(api);
     http::history::routes(api);
     http::series::routes(api);

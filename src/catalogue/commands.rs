@@ -3,6 +3,7 @@
 //! `rooms::store::retire_room`). Each is declared as changing the
 //! catalogue, so the pipeline tells this process's snapshot to reload at once.
 
+use super::areas::{self, Area, AreaPatch, NewArea};
 use super::domain::{NewRoom, Room, RoomPatch};
 use super::store;
 use crate::command::{Command, CommandError, Ctx, On, Operation, Role};
@@ -10,6 +11,8 @@ use crate::db::Conn;
 
 pub static CREATE: Operation = Operation::new("room.create", &[Role::Admin]).creates().changes_catalogue();
 pub static UPDATE: Operation = Operation::new("room.update", &[Role::Admin]).changes_catalogue();
+pub static CREATE_AREA: Operation = Operation::new("area.create", &[Role::Admin]).creates().changes_catalogue();
+pub static UPDATE_AREA: Operation = Operation::new("area.update", &[Role::Admin]).changes_catalogue();
 
 #[derive(Debug, Clone)]
 pub struct CreateRoom(pub NewRoom);
@@ -49,5 +52,48 @@ impl Command for PatchRoom {
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Room, CommandError> {
         store::patch(conn, &self.code, &self.patch, ctx.now).await
+    }
+}
+
+/// `area.create` (SPEC §24).
+#[derive(Debug, Clone)]
+pub struct CreateArea(pub NewArea);
+
+impl Command for CreateArea {
+    type Output = Area;
+
+    fn operation(&self) -> &'static Operation {
+        &CREATE_AREA
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::to_value(&self.0).unwrap_or_default()
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Area, CommandError> {
+        areas::create(conn, &self.0, ctx.policy.timezone, ctx.now).await
+    }
+}
+
+/// `area.update`.
+#[derive(Debug, Clone)]
+pub struct PatchArea {
+    pub code: String,
+    pub patch: AreaPatch,
+}
+
+impl Command for PatchArea {
+    type Output = Area;
+
+    fn operation(&self) -> &'static Operation {
+        &UPDATE_AREA
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::to_value(On { id: &self.code, change: &self.patch }).unwrap_or_default()
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Area, CommandError> {
+        areas::patch(conn, &self.code, &self.patch, ctx.policy.timezone, ctx.now).await
     }
 }

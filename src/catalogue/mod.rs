@@ -3,10 +3,11 @@
 //! rule, `store` the SQL, `cache` the snapshot pages draw from, `commands`
 //! what changes a room.
 
+pub mod areas;
 pub mod cache;
 pub mod commands;
 pub mod domain;
 pub mod store;
 
 pub use cache::Catalogue;
-pub use commands::{CreateRoom, PatchRoom};
+pub use commands::{CreateArea, CreateRoom, PatchArea, PatchRoom};

@@ -58,6 +58,7 @@ fn conflict(err: DieselError, code: &str, area: &str, suite: Option<&str>, posit
 }
 
 pub async fn create(conn: &mut Conn, new: &NewRoom, now: DateTime<Utc>) -> Result<Room, CommandError> {
+    super::areas::ensure(conn, new.area.as_str()).await?;
     let inserted = diesel::sql_query(
         "INSERT INTO room (code, name, area, capacity, equipment, suite, position, check_in_required,
                            approval_required, max_duration_minutes, horizon_days, created_at, updated_at,
@@ -104,6 +105,7 @@ async fn lock_active(conn: &mut Conn, code: &str) -> Result<Room, CommandError> 
 pub async fn patch(conn: &mut Conn, code: &str, patch: &RoomPatch, now: DateTime<Utc>) -> Result<Room, CommandError> {
     let current = lock_active(conn, code).await?;
     let next = patch.apply(&current);
+    super::areas::ensure(conn, &next.area).await?;
     let updated = diesel::update(room::table.find(code))
         .set((
             room::name.eq(&next.name),

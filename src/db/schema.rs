@@ -2,6 +2,20 @@
 //! A migration test (tests/migrations.rs) runs every migration up and down.
 
 diesel::table! {
+    area (code) {
+        code -> Text,
+        name -> Text,
+        time_zone -> Nullable<Text>,
+        working_hours -> Jsonb,
+        restrict_to_working_hours -> Bool,
+        closed_on_holidays -> Bool,
+        position -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     room (code) {
         code -> Text,
         name -> Text,

@@ -4,6 +4,7 @@
 //! itself is `crate::routes`.
 
 pub mod admin;
+pub mod areas;
 pub mod bookings;
 pub mod capacity;
 pub mod extract;

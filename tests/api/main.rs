@@ -6,6 +6,7 @@ mod abuse;
 mod accounts;
 mod admission;
 mod app_passwords;
+mod areas;
 mod booking_list_pages;
 mod browser;
 mod caldav;

@@ -48,6 +48,9 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("room.create", &[Admin]),
     ("room.update", &[Admin]),
     ("room.retire", &[Admin]),
+    // §24: POST and PATCH /api/areas take an admin key.
+    ("area.create", &[Admin]),
+    ("area.update", &[Admin]),
     // §7.1: POST /api/resources takes an admin key.
     ("resource.create", &[Admin]),
     // §7.1, §7.3: the capacity routes not marked "admin key" take any API

@@ -435,6 +435,12 @@ fn with_details() -> Vec<(ErrorCode, Value, &'static str)> {
             "이미 예약된 날짜가 1개 있습니다. 나머지만 예약하려면 onConflict를 skip으로 보내 주세요.",
         ),
         (RoomCodeTaken, json!({"field": "code", "code": "A"}), "이미 있는 회의실 코드입니다: A"),
+        (AreaCodeTaken, json!({"field": "code", "code": "annex"}), "이미 있는 구역 코드입니다: annex"),
+        (
+            InvalidTimeZone,
+            json!({"field": "timeZone", "timeZone": "Mars/Olympus"}),
+            "시간대 이름이 아닙니다 (IANA 이름, 예: Asia/Seoul): Mars/Olympus",
+        ),
         (
             RoomPositionTaken,
             json!({"field": "position", "area": "2F", "position": 3}),

@@ -73,6 +73,8 @@ api-SERIES_CONFLICT =
        *[other] { $conflicts } dates are already booked.
     } To book only the rest, send onConflict as skip.
 api-ROOM_CODE_TAKEN = A room with this code exists: { $code }
+api-AREA_CODE_TAKEN = An area with this code exists: { $code }
+api-INVALID_TIME_ZONE = Not a time zone name (IANA, e.g. Asia/Seoul): { $timeZone }
 api-ROOM_POSITION_TAKEN = Position { $position } in { $area } already holds another room.
 api-SUITE_IN_OTHER_AREA = The rooms of suite { $suite } must be in one area.
 api-ROOM_HAS_FUTURE_BOOKINGS =
@@ -114,6 +116,8 @@ api-INVALID_RECURRENCE-plain = The recurrence rule is not understood.
 api-CHECK_IN_CLOSED-plain = Check-in is not open now.
 api-SERIES_CONFLICT-plain = Some dates are already booked.
 api-ROOM_CODE_TAKEN-plain = A room with this code exists.
+api-AREA_CODE_TAKEN-plain = An area with this code exists.
+api-INVALID_TIME_ZONE-plain = Not a time zone name (IANA, e.g. Asia/Seoul).
 api-ROOM_POSITION_TAKEN-plain = This position is taken.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = This room has upcoming bookings.
 api-UID_CONFLICT = This UID belongs to another event.
