@@ -45,7 +45,12 @@ async fn areas_are_data_that_admins_create_and_change() {
     let stored = fingerprint(&app, &["area"]).await;
     for (idem, body, code, field) in [
         ("bad-zone", json!({ "code": "x", "timeZone": "Mars/Olympus" }), "INVALID_TIME_ZONE", "timeZone"),
-        ("bad-day", json!({ "code": "x", "workingHours": { "someday": null } }), "MALFORMED_REQUEST", "workingHours.someday"),
+        (
+            "bad-day",
+            json!({ "code": "x", "workingHours": { "someday": null } }),
+            "MALFORMED_REQUEST",
+            "workingHours.someday",
+        ),
         (
             "bad-order",
             json!({ "code": "x", "workingHours": { "mon": ["18:00", "09:00"] } }),
