@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::domain::{bounded, Label};
+use super::domain::{bounded, present, Label};
 use crate::command::CommandError;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
@@ -45,6 +45,8 @@ pub struct NewAreaBody {
     pub name: Option<String>,
     pub time_zone: Option<String>,
     pub working_hours: Option<WorkingHoursBody>,
+    /// A holiday calendar's code, or null.
+    pub holiday_calendar: Option<String>,
     pub restrict_to_working_hours: Option<bool>,
     pub closed_on_holidays: Option<bool>,
     pub position: Option<i64>,
@@ -60,9 +62,20 @@ pub struct AreaPatchBody {
     #[serde(default, deserialize_with = "present")]
     pub time_zone: Option<Option<String>>,
     pub working_hours: Option<WorkingHoursBody>,
+    #[serde(default, deserialize_with = "present")]
+    pub holiday_calendar: Option<Option<String>>,
     pub restrict_to_working_hours: Option<bool>,
     pub closed_on_holidays: Option<bool>,
     pub position: Option<i64>,
+}
+
+/// No holiday calendar exists yet (issue 39), so a code names none: null
+/// is the one valid value.
+fn no_calendar(code: Option<&str>) -> Result<(), ApiError> {
+    match code {
+        None => Ok(()),
+        Some(_) => Err(ApiError::malformed("holidayCalendar", "no holiday calendar has this code")),
+    }
 }
 
 /// Working hours as sent: each day `["HH:MM", "HH:MM"]` or null (closed);
@@ -92,10 +105,6 @@ impl WorkingHoursBody {
             ("sun", self.sun.as_ref()),
         ]
     }
-}
-
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
 }
 
 /// A valid time zone name (`INVALID_TIME_ZONE` otherwise).
@@ -143,6 +152,7 @@ pub struct NewArea {
 impl NewArea {
     pub fn parse(body: NewAreaBody) -> Result<Self, ApiError> {
         let code = Label::parse("code", &body.code)?;
+        no_calendar(body.holiday_calendar.as_deref())?;
         Ok(NewArea {
             name: Label::parse("name", body.name.as_deref().unwrap_or(code.as_str()))?,
             code,
@@ -169,6 +179,7 @@ pub struct AreaPatch {
 
 impl AreaPatch {
     pub fn parse(body: AreaPatchBody) -> Result<Self, ApiError> {
+        no_calendar(body.holiday_calendar.flatten().as_deref())?;
         Ok(AreaPatch {
             name: body.name.as_deref().map(|n| Label::parse("name", n)).transpose()?,
             time_zone: body.time_zone.map(|z| z.as_deref().map(zone).transpose()).transpose()?,

@@ -29,7 +29,8 @@ async fn areas_are_data_that_admins_create_and_change() {
     );
 
     let ny = json!({ "code": "뉴욕", "name": "New York office", "timeZone": "America/New_York",
-                     "workingHours": { "mon": ["08:00", "17:00"], "tue": ["08:00", "17:00"] } });
+                     "workingHours": { "mon": ["08:00", "17:00"], "tue": ["08:00", "17:00"] },
+                     "holidayCalendar": null });
     let (status, created) = send(&app, Method::POST, "/api/areas", ADMIN, Some("ny-1"), ny.clone()).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(
@@ -45,6 +46,7 @@ async fn areas_are_data_that_admins_create_and_change() {
     let stored = fingerprint(&app, &["area"]).await;
     for (idem, body, code, field) in [
         ("bad-zone", json!({ "code": "x", "timeZone": "Mars/Olympus" }), "INVALID_TIME_ZONE", "timeZone"),
+        ("no-calendar", json!({ "code": "x", "holidayCalendar": "kr" }), "MALFORMED_REQUEST", "holidayCalendar"),
         (
             "bad-day",
             json!({ "code": "x", "workingHours": { "someday": null } }),
