@@ -174,24 +174,8 @@ impl Request<'_> {
                 })
             }
             Some(recurrence) => {
-                let made = attempt(conn, async |conn| {
-                    let command = CreateSeries {
-                        title: asked.title.clone(),
-                        rooms: asked.rooms.clone(),
-                        first: asked.range,
-                        recurrence: recurrence.clone(),
-                        on_conflict: OnConflict::Fail,
-                        organizer_name: self.organizer_name.clone(),
-                    };
-                    let created = command.run(conn, ctx).await?;
-                    apply_exceptions(conn, ctx, &created.created, inv).await?;
-                    Ok(created.series.id)
-                })
-                .await?;
-                Ok(match made {
-                    Ok(id) => series_booked(conn, id).await?,
-                    Err(refused) => Booked::declined(&series_refusal(refused)),
-                })
+                let made = attempt(conn, async |conn| self.create_in(conn, ctx, asked, recurrence, inv).await).await?;
+                Ok(made.unwrap_or_else(|refused| Booked::declined(&series_refusal(refused))))
             }
         }
     }

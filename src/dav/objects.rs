@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Bool, Int8, Nullable, Text, Timestamptz};
-use diesel::QueryableByName;
+use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::RunQueryDsl;
 
 use crate::db::cached::CacheExt;
@@ -60,16 +60,7 @@ pub async fn lock_by_name(conn: &mut Conn, staff_id: i64, name: &str) -> diesel:
     .cached()
     .get_result(conn)
     .await
-    .map(Some)
-    .or_else(none_if_not_found)
-}
-
-fn none_if_not_found<T>(e: diesel::result::Error) -> diesel::QueryResult<Option<T>> {
-    if e == diesel::result::Error::NotFound {
-        Ok(None)
-    } else {
-        Err(e)
-    }
+    .optional()
 }
 
 /// What a `PUT` stores.
@@ -133,8 +124,7 @@ pub async fn store(conn: &mut Conn, put: &Put<'_>) -> diesel::QueryResult<Option
     .cached()
     .get_result(conn)
     .await
-    .map(Some)
-    .or_else(none_if_not_found)?;
+    .optional()?;
     Ok(written.map(|w| w.id))
 }
 
@@ -194,6 +184,5 @@ pub async fn read(conn: &mut Conn, staff_id: i64, name: &str) -> diesel::QueryRe
     .cached()
     .get_result(conn)
     .await
-    .map(Some)
-    .or_else(none_if_not_found)
+    .optional()
 }

@@ -11,7 +11,7 @@ use super::answer::{self, Asked, Request};
 use super::invitation::Invitation;
 use super::objects::{self, Put};
 use super::schedule::{self, Told, Version};
-use super::sent::{self, Object};
+use super::sent::Object;
 use crate::calendar::object::{self, Owned};
 use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::Conn;
@@ -158,15 +158,10 @@ impl Command for StoreObject {
                 // Another live object took this UID: undo every booking above.
                 return Err(ApiError::new(ErrorCode::UidConflict, "this UID is another event's").into());
             }
-            let was = live.and_then(|e| Some((e.body.as_deref()?, e.etag.as_deref()?)));
-            let was = was.and_then(|(text, etag)| {
-                let object = sent::read_object(text, ctx.policy.timezone, &self.room_domain).ok()?;
-                Some((text, object, etag))
-            });
             let told = Told {
                 staff_id,
                 room_domain: &self.room_domain,
-                before: was.as_ref().map(|(text, object, etag)| Version { text, object, etag }),
+                before: live.and_then(|e| Some((e.body.as_deref()?, e.etag.as_deref()?))),
                 after: Some(Version { text: &merged, object: &self.object, etag: &etag }),
                 refused: booked.refused.as_ref(),
             };
@@ -210,13 +205,9 @@ impl Command for DeleteObject {
         }
         answer::release(conn, ctx, (found.reservation_id, found.series_id)).await?;
         objects::bury(conn, found.id, ctx.now).await?;
-        if let (Some(text), Some(etag)) = (found.body.as_deref(), found.etag.as_deref()) {
-            if let Ok(object) = sent::read_object(text, ctx.policy.timezone, &self.room_domain) {
-                let before = Some(Version { text, object: &object, etag });
-                let told = Told { staff_id, room_domain: &self.room_domain, before, after: None, refused: None };
-                schedule::tell(conn, ctx, &told).await?;
-            }
-        }
+        let before = found.body.as_deref().zip(found.etag.as_deref());
+        let told = Told { staff_id, room_domain: &self.room_domain, before, after: None, refused: None };
+        schedule::tell(conn, ctx, &told).await?;
         Ok(Some(true))
     }
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::invitation::Invitation;
-use super::sent::Object;
+use super::sent::{self, Object};
 use crate::calendar::address::{mailto, room, room_code};
 use crate::calendar::ics::{reply, Method, Organizer, Reply, Room};
 use crate::calendar::message::{as_message, guests, sequence, Guest};
@@ -54,7 +54,9 @@ impl<'a> Version<'a> {
 pub struct Told<'a> {
     pub staff_id: i64,
     pub room_domain: &'a str,
-    pub before: Option<Version<'a>>,
+    /// What was stored before: its text and ETag (read here, and only when
+    /// these messages are sent at all).
+    pub before: Option<(&'a str, &'a str)>,
     pub after: Option<Version<'a>>,
     pub refused: Option<&'a ApiError>,
 }
@@ -95,7 +97,11 @@ pub async fn tell(conn: &mut Conn, ctx: &Ctx<'_>, told: &Told<'_>) -> Result<(),
     if !(ctx.policy.mail && ctx.policy.imip) {
         return Ok(());
     }
-    let before = told.before.as_ref().and_then(|v| v.live().map(|inv| (v, inv)));
+    let was = told.before.and_then(|(text, etag)| {
+        Some((text, sent::read_object(text, ctx.policy.timezone, told.room_domain).ok()?, etag))
+    });
+    let previous: Option<Version<'_>> = was.as_ref().map(|(text, object, etag)| Version { text, object, etag });
+    let before = previous.as_ref().and_then(|v| v.live().map(|inv| (v, inv)));
     let after = told.after.as_ref().and_then(|v| v.live().map(|inv| (v, inv)));
     if before.is_none() && after.is_none() {
         return Ok(());
@@ -133,7 +139,7 @@ pub async fn tell(conn: &mut Conn, ctx: &Ctx<'_>, told: &Told<'_>) -> Result<(),
         ctx,
         organizer: &organizer,
         own_lang: lang_of(organizer.language.as_deref()),
-        version: told.after.as_ref().or(told.before.as_ref()).map_or("", |v| v.etag),
+        version: told.after.as_ref().or(previous.as_ref()).map_or("", |v| v.etag),
         staff_id: told.staff_id,
         rows: Vec::new(),
     };

@@ -8,7 +8,9 @@ use super::{bounded, Equipment, Label, Room, RoomCode, DEFAULT_AREA, DEFAULT_CAP
 use super::{MAX_CAPACITY, MAX_DURATION_LIMIT, MAX_HORIZON_DAYS};
 use crate::error::ApiError;
 
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+/// A field that may be sent as null to clear it: absent is `None`, null
+/// `Some(None)`.
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(d).map(Some)
 }
 

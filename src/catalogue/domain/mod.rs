@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
+pub(crate) use change::present;
 pub use change::{NewRoom, NewRoomBody, RoomPatch, RoomPatchBody};
 pub use linking::{combinations, unknown_room, Bookable, LinkedRooms};
 
