@@ -126,6 +126,10 @@ pub async fn tell(conn: &mut Conn, ctx: &Ctx<'_>, told: &Told<'_>) -> Result<(),
     };
     let dropped: Vec<&Guest> =
         was.iter().filter(|g| after.is_none() || !now.iter().any(|n| n.address == g.address)).collect();
+    let replies = changed && after.is_some() && told.refused.is_some();
+    if invited.is_empty() && dropped.is_empty() && !replies {
+        return Ok(());
+    }
     let addresses: Vec<String> = invited.iter().chain(&dropped).map(|g| g.address.clone()).collect();
     let languages = languages_of(conn, &addresses).await?;
     let codes: Vec<String> =
