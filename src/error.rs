@@ -68,6 +68,12 @@ error_codes!(
     AreaCodeTaken,
     /// Not an IANA time zone name (SPEC §24).
     InvalidTimeZone,
+    /// A holiday calendar with this code exists (SPEC §24).
+    HolidayCalendarCodeTaken,
+    /// A booking outside its area's working hours, where they are enforced.
+    OutsideWorkingHours,
+    /// A booking on a holiday of an area closed on holidays.
+    AreaClosed,
     RoomPositionTaken,
     SuiteInOtherArea,
     RoomHasFutureBookings,
@@ -110,7 +116,9 @@ impl ErrorCode {
             | TooManyHrefs
             | TooManyAttendees
             | WindowTooLong
-            | InvalidTimeZone => StatusCode::BAD_REQUEST,
+            | InvalidTimeZone
+            | OutsideWorkingHours
+            | AreaClosed => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer | RoomRequired => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -132,6 +140,7 @@ impl ErrorCode {
             | SeriesConflict
             | RoomCodeTaken
             | AreaCodeTaken
+            | HolidayCalendarCodeTaken
             | RoomPositionTaken
             | SuiteInOtherArea
             | RoomHasFutureBookings

@@ -21,6 +21,8 @@ pub static ALL: &[&Operation] = &[
     &crate::catalogue::commands::CREATE,
     &crate::catalogue::commands::CREATE_AREA,
     &crate::catalogue::commands::UPDATE_AREA,
+    &crate::catalogue::commands::CREATE_HOLIDAY_CALENDAR,
+    &crate::catalogue::commands::REPLACE_HOLIDAYS,
     &crate::catalogue::commands::UPDATE,
     &crate::capacity::commands::CREATE_RESOURCE,
     &crate::capacity::commands::CREATE_HOLD,

@@ -98,6 +98,7 @@ fn api(api: &mut Api) {
     use crate::error::ErrorCode::*;
     http::rooms::routes(api);
     http::areas::routes(api);
+    http::holidays::routes(api);
     http::bookings::routes(api);
     http::history::routes(api);
     http::series::routes(api);

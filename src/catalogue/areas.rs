@@ -1,10 +1,9 @@
 //! Areas as data (SPEC §24): a building or floor with its own time zone and
 //! working hours, which a room's `area` names. Today's labels became rows;
 //! a room naming a new area creates it with the defaults ([`ensure`]).
-//! Holiday calendars, and what the zone and hours change elsewhere, are
-//! still to come (issue 39).
+//! An area may name a holiday calendar (`holidays`).
 
-use chrono::{DateTime, NaiveTime, Utc};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{Bool, Int4, Jsonb, Nullable, Text, Timestamptz};
@@ -15,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::domain::{bounded, present, Label};
+use super::hours::WorkingHours;
+pub use super::hours::WorkingHoursBody;
 use crate::command::CommandError;
 use crate::db::Conn;
 use crate::error::{ApiError, ErrorCode};
@@ -29,7 +30,7 @@ pub struct Area {
     pub time_zone: String,
     /// `{"mon": ["09:00", "18:00"], …, "sun": null}`.
     pub working_hours: Value,
-    /// Holiday calendars are not built yet: always null.
+    /// A holiday calendar's code, or null.
     pub holiday_calendar: Option<String>,
     pub restrict_to_working_hours: bool,
     pub closed_on_holidays: bool,
@@ -69,44 +70,6 @@ pub struct AreaPatchBody {
     pub position: Option<i64>,
 }
 
-/// No holiday calendar exists yet (issue 39), so a code names none: null
-/// is the one valid value.
-fn no_calendar(code: Option<&str>) -> Result<(), ApiError> {
-    match code {
-        None => Ok(()),
-        Some(_) => Err(ApiError::malformed("holidayCalendar", "no holiday calendar has this code")),
-    }
-}
-
-/// Working hours as sent: each day `["HH:MM", "HH:MM"]` or null (closed);
-/// a day not named is closed.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "WorkingHours")]
-pub struct WorkingHoursBody {
-    pub mon: Option<[String; 2]>,
-    pub tue: Option<[String; 2]>,
-    pub wed: Option<[String; 2]>,
-    pub thu: Option<[String; 2]>,
-    pub fri: Option<[String; 2]>,
-    pub sat: Option<[String; 2]>,
-    pub sun: Option<[String; 2]>,
-}
-
-impl WorkingHoursBody {
-    fn days(&self) -> [(&'static str, Option<&[String; 2]>); 7] {
-        [
-            ("mon", self.mon.as_ref()),
-            ("tue", self.tue.as_ref()),
-            ("wed", self.wed.as_ref()),
-            ("thu", self.thu.as_ref()),
-            ("fri", self.fri.as_ref()),
-            ("sat", self.sat.as_ref()),
-            ("sun", self.sun.as_ref()),
-        ]
-    }
-}
-
 /// A valid time zone name (`INVALID_TIME_ZONE` otherwise).
 fn zone(name: &str) -> Result<String, ApiError> {
     name.trim()
@@ -115,25 +78,9 @@ fn zone(name: &str) -> Result<String, ApiError> {
         .map_err(|_| ApiError::worded(ErrorCode::InvalidTimeZone, json!({ "field": "timeZone", "timeZone": name })))
 }
 
-/// Working hours checked: `HH:MM` times, the start before the end.
+/// Working hours checked (`workingHours`), as stored.
 fn hours(given: &WorkingHoursBody) -> Result<Value, ApiError> {
-    let bad = |why: String| ApiError::malformed("workingHours", why);
-    let mut out = serde_json::Map::new();
-    for (day, span) in given.days() {
-        let value = match span {
-            None => Value::Null,
-            Some([start, end]) => {
-                let time =
-                    |t: &str| NaiveTime::parse_from_str(t, "%H:%M").map_err(|_| bad(format!("`{t}` is not HH:MM")));
-                if time(start)? >= time(end)? {
-                    return Err(bad(format!("{day}: the start must be before the end")));
-                }
-                json!([start, end])
-            }
-        };
-        out.insert(day.to_owned(), value);
-    }
-    Ok(Value::Object(out))
+    WorkingHours::from_body(given).map(|h| h.to_json())
 }
 
 /// A valid new area.
@@ -144,6 +91,7 @@ pub struct NewArea {
     pub name: Label,
     pub time_zone: Option<String>,
     pub working_hours: Option<Value>,
+    pub holiday_calendar: Option<Label>,
     pub restrict_to_working_hours: bool,
     pub closed_on_holidays: bool,
     pub position: Option<i32>,
@@ -152,12 +100,16 @@ pub struct NewArea {
 impl NewArea {
     pub fn parse(body: NewAreaBody) -> Result<Self, ApiError> {
         let code = Label::parse("code", &body.code)?;
-        no_calendar(body.holiday_calendar.as_deref())?;
         Ok(NewArea {
             name: Label::parse("name", body.name.as_deref().unwrap_or(code.as_str()))?,
             code,
             time_zone: body.time_zone.as_deref().map(zone).transpose()?,
             working_hours: body.working_hours.as_ref().map(hours).transpose()?,
+            holiday_calendar: body
+                .holiday_calendar
+                .as_deref()
+                .map(|c| Label::parse("holidayCalendar", c))
+                .transpose()?,
             restrict_to_working_hours: body.restrict_to_working_hours.unwrap_or(false),
             closed_on_holidays: body.closed_on_holidays.unwrap_or(false),
             position: body.position.map(|p| bounded("position", p, 1, 100_000)).transpose()?,
@@ -172,6 +124,7 @@ pub struct AreaPatch {
     pub name: Option<Label>,
     pub time_zone: Option<Option<String>>,
     pub working_hours: Option<Value>,
+    pub holiday_calendar: Option<Option<Label>>,
     pub restrict_to_working_hours: Option<bool>,
     pub closed_on_holidays: Option<bool>,
     pub position: Option<i32>,
@@ -179,11 +132,14 @@ pub struct AreaPatch {
 
 impl AreaPatch {
     pub fn parse(body: AreaPatchBody) -> Result<Self, ApiError> {
-        no_calendar(body.holiday_calendar.flatten().as_deref())?;
         Ok(AreaPatch {
             name: body.name.as_deref().map(|n| Label::parse("name", n)).transpose()?,
             time_zone: body.time_zone.map(|z| z.as_deref().map(zone).transpose()).transpose()?,
             working_hours: body.working_hours.as_ref().map(hours).transpose()?,
+            holiday_calendar: body
+                .holiday_calendar
+                .map(|c| c.as_deref().map(|c| Label::parse("holidayCalendar", c)).transpose())
+                .transpose()?,
             restrict_to_working_hours: body.restrict_to_working_hours,
             closed_on_holidays: body.closed_on_holidays,
             position: body.position.map(|p| bounded("position", p, 1, 100_000)).transpose()?,
@@ -201,6 +157,8 @@ struct Row {
     time_zone: Option<String>,
     #[diesel(sql_type = Jsonb)]
     working_hours: Value,
+    #[diesel(sql_type = Nullable<Text>)]
+    holiday_calendar: Option<String>,
     #[diesel(sql_type = Bool)]
     restrict_to_working_hours: bool,
     #[diesel(sql_type = Bool)]
@@ -216,7 +174,7 @@ impl Row {
             name: self.name,
             time_zone: self.time_zone.unwrap_or_else(|| home.name().to_owned()),
             working_hours: self.working_hours,
-            holiday_calendar: None,
+            holiday_calendar: self.holiday_calendar,
             restrict_to_working_hours: self.restrict_to_working_hours,
             closed_on_holidays: self.closed_on_holidays,
             position: self.position,
@@ -224,7 +182,8 @@ impl Row {
     }
 }
 
-const COLUMNS: &str = "code, name, time_zone, working_hours, restrict_to_working_hours, closed_on_holidays, position";
+const COLUMNS: &str =
+    "code, name, time_zone, working_hours, holiday_calendar, restrict_to_working_hours, closed_on_holidays, position";
 
 /// Every area in position order; `home` names a null time zone.
 pub async fn list(conn: &mut Conn, home: Tz) -> diesel::QueryResult<Vec<Area>> {
@@ -254,17 +213,23 @@ fn taken(err: DieselError, code: &str) -> CommandError {
         {
             ApiError::worded(ErrorCode::AreaCodeTaken, json!({ "field": "code", "code": code })).into()
         }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, info)
+            if info.constraint_name() == Some("area_holiday_calendar_fkey") =>
+        {
+            ApiError::malformed("holidayCalendar", "no holiday calendar has this code").into()
+        }
         _ => err.into(),
     }
 }
 
 pub async fn create(conn: &mut Conn, new: &NewArea, home: Tz, now: DateTime<Utc>) -> Result<Area, CommandError> {
     // Without working hours the column's default (Monday–Friday 09:00–18:00) holds.
-    let (hours_column, hours_value) = if new.working_hours.is_some() { (", working_hours", ", $8") } else { ("", "") };
+    let (hours_column, hours_value) = if new.working_hours.is_some() { (", working_hours", ", $9") } else { ("", "") };
     let mut query = diesel::sql_query(format!(
         "INSERT INTO area (code, name, time_zone, restrict_to_working_hours, closed_on_holidays, position,
-                           created_at, updated_at{hours_column})
-         VALUES ($1, $2, $3, $4, $5, COALESCE($6, (SELECT COALESCE(max(position), 0) + 1 FROM area)), $7, $7{hours_value})
+                           created_at, updated_at, holiday_calendar{hours_column})
+         VALUES ($1, $2, $3, $4, $5, COALESCE($6, (SELECT COALESCE(max(position), 0) + 1 FROM area)), $7, $7,
+                 $8{hours_value})
          RETURNING {COLUMNS}"
     ))
     .into_boxed::<diesel::pg::Pg>()
@@ -274,7 +239,8 @@ pub async fn create(conn: &mut Conn, new: &NewArea, home: Tz, now: DateTime<Utc>
     .bind::<Bool, _>(new.restrict_to_working_hours)
     .bind::<Bool, _>(new.closed_on_holidays)
     .bind::<Nullable<Int4>, _>(new.position)
-    .bind::<Timestamptz, _>(now);
+    .bind::<Timestamptz, _>(now)
+    .bind::<Nullable<Text>, _>(new.holiday_calendar.as_ref().map(|c| c.as_str().to_owned()));
     if let Some(hours) = &new.working_hours {
         query = query.bind::<Jsonb, _>(hours.clone());
     }
@@ -296,7 +262,8 @@ pub async fn patch(
                          restrict_to_working_hours = COALESCE($6, restrict_to_working_hours),
                          closed_on_holidays = COALESCE($7, closed_on_holidays),
                          position = COALESCE($8, position),
-                         updated_at = $9
+                         updated_at = $9,
+                         holiday_calendar = CASE WHEN $10 THEN $11 ELSE holiday_calendar END
           WHERE code = $1
          RETURNING {COLUMNS}"
     ))
@@ -309,8 +276,11 @@ pub async fn patch(
     .bind::<Nullable<Bool>, _>(patch.closed_on_holidays)
     .bind::<Nullable<Int4>, _>(patch.position)
     .bind::<Timestamptz, _>(now)
+    .bind::<Bool, _>(patch.holiday_calendar.is_some())
+    .bind::<Nullable<Text>, _>(patch.holiday_calendar.clone().flatten().map(|c| c.as_str().to_owned()))
     .get_result(conn)
     .await
-    .optional()?;
+    .optional()
+    .map_err(|e| taken(e, code))?;
     row.map(|r| r.area(home)).ok_or_else(|| ApiError::not_found("area").into())
 }

@@ -5,6 +5,7 @@
 
 use super::areas::{self, Area, AreaPatch, NewArea};
 use super::domain::{NewRoom, Room, RoomPatch};
+use super::holidays::{self, Days, HolidayCalendar, NewCalendar};
 use super::store;
 use crate::command::{Command, CommandError, Ctx, On, Operation, Role};
 use crate::db::Conn;
@@ -13,6 +14,10 @@ pub static CREATE: Operation = Operation::new("room.create", &[Role::Admin]).cre
 pub static UPDATE: Operation = Operation::new("room.update", &[Role::Admin]).changes_catalogue();
 pub static CREATE_AREA: Operation = Operation::new("area.create", &[Role::Admin]).creates().changes_catalogue();
 pub static UPDATE_AREA: Operation = Operation::new("area.update", &[Role::Admin]).changes_catalogue();
+pub static CREATE_HOLIDAY_CALENDAR: Operation =
+    Operation::new("holiday_calendar.create", &[Role::Admin]).creates().changes_catalogue();
+pub static REPLACE_HOLIDAYS: Operation =
+    Operation::new("holiday_calendar.replace_days", &[Role::Admin]).changes_catalogue();
 
 #[derive(Debug, Clone)]
 pub struct CreateRoom(pub NewRoom);
@@ -95,5 +100,48 @@ impl Command for PatchArea {
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Area, CommandError> {
         areas::patch(conn, &self.code, &self.patch, ctx.policy.timezone, ctx.now).await
+    }
+}
+
+/// `holiday_calendar.create` (SPEC §24).
+#[derive(Debug, Clone)]
+pub struct CreateHolidayCalendar(pub NewCalendar);
+
+impl Command for CreateHolidayCalendar {
+    type Output = HolidayCalendar;
+
+    fn operation(&self) -> &'static Operation {
+        &CREATE_HOLIDAY_CALENDAR
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::to_value(&self.0).unwrap_or_default()
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<HolidayCalendar, CommandError> {
+        holidays::create(conn, &self.0, ctx.now).await
+    }
+}
+
+/// `holiday_calendar.replace_days`: the calendar's days, replaced whole.
+#[derive(Debug, Clone)]
+pub struct ReplaceHolidays {
+    pub code: String,
+    pub days: Days,
+}
+
+impl Command for ReplaceHolidays {
+    type Output = HolidayCalendar;
+
+    fn operation(&self) -> &'static Operation {
+        &REPLACE_HOLIDAYS
+    }
+
+    fn fingerprint(&self) -> serde_json::Value {
+        serde_json::to_value(On { id: &self.code, change: &self.days }).unwrap_or_default()
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<HolidayCalendar, CommandError> {
+        holidays::replace_days(conn, &self.code, &self.days, ctx.now).await
     }
 }

@@ -7,7 +7,9 @@ pub mod areas;
 pub mod cache;
 pub mod commands;
 pub mod domain;
+pub mod holidays;
+pub mod hours;
 pub mod store;
 
 pub use cache::Catalogue;
-pub use commands::{CreateArea, CreateRoom, PatchArea, PatchRoom};
+pub use commands::{CreateArea, CreateHolidayCalendar, CreateRoom, PatchArea, PatchRoom, ReplaceHolidays};

@@ -12,6 +12,24 @@ diesel::table! {
         position -> Int4,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        holiday_calendar -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    holiday_calendar (code) {
+        code -> Text,
+        name -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    holiday (calendar, day) {
+        calendar -> Text,
+        day -> Date,
+        name -> Text,
     }
 }
 
@@ -263,6 +281,7 @@ diesel::table! {
         source -> Text,
         last_sign_in_at -> Nullable<Timestamptz>,
         language -> Nullable<Text>,
+        time_zone -> Nullable<Text>,
     }
 }
 

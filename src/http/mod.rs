@@ -10,6 +10,7 @@ pub mod capacity;
 pub mod extract;
 pub mod health;
 pub mod history;
+pub mod holidays;
 pub mod keys;
 pub mod localise;
 pub mod metrics;

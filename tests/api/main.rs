@@ -34,6 +34,7 @@ mod drills;
 mod forms;
 mod forwarded_headers;
 mod fuzz;
+mod holidays;
 mod hostile;
 mod hostile_input;
 mod hostile_sweep;

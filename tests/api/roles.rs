@@ -51,6 +51,9 @@ const EXPECTED: &[(&str, &[Role])] = &[
     // §24: POST and PATCH /api/areas take an admin key.
     ("area.create", &[Admin]),
     ("area.update", &[Admin]),
+    // §24: POST /api/holiday-calendars and PUT …/days take an admin key.
+    ("holiday_calendar.create", &[Admin]),
+    ("holiday_calendar.replace_days", &[Admin]),
     // §7.1: POST /api/resources takes an admin key.
     ("resource.create", &[Admin]),
     // §7.1, §7.3: the capacity routes not marked "admin key" take any API

@@ -436,6 +436,17 @@ fn with_details() -> Vec<(ErrorCode, Value, &'static str)> {
         ),
         (RoomCodeTaken, json!({"field": "code", "code": "A"}), "이미 있는 회의실 코드입니다: A"),
         (AreaCodeTaken, json!({"field": "code", "code": "annex"}), "이미 있는 구역 코드입니다: annex"),
+        (HolidayCalendarCodeTaken, json!({"field": "code", "code": "kr"}), "이미 있는 휴일 달력 코드입니다: kr"),
+        (
+            OutsideWorkingHours,
+            json!({"field": "startsAt", "area": "NY"}),
+            "NY 구역은 근무 시간 안에만 예약할 수 있습니다.",
+        ),
+        (
+            AreaClosed,
+            json!({"field": "startsAt", "area": "NY", "date": "2027-07-05", "holiday": "Independence Day"}),
+            "2027-07-05은 NY 구역이 쉬는 날입니다: Independence Day",
+        ),
         (
             InvalidTimeZone,
             json!({"field": "timeZone", "timeZone": "Mars/Olympus"}),
