@@ -9,12 +9,12 @@
 //! version of a member is the same bytes: nothing generated, properties in
 //! one order.
 //!
-//! A series is written in the configured zone (`TZID` with a `VTIMEZONE`)
-//! when that zone keeps one offset all year (Asia/Seoul); in a zone with
-//! daylight saving time it is written in UTC, and a calendar app then shows
-//! a weekly 10:00 at 10:00 of the first occurrence's offset.
+//! A series is written in the context's zone (`TZID` with the `VTIMEZONE`
+//! of every transition from the year before its first time to its last,
+//! `calendar::ics::Clock::zoned`), so a weekly 10:00 in America/New_York
+//! stays 10:00 across daylight saving time in a calendar app (SPEC §24).
 
-use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::calendar::ics::{self, Calendar, Clock, Recurring};
@@ -72,7 +72,6 @@ pub fn single(b: &Booking, ctx: &Context<'_>) -> String {
 pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<String> {
     let live: Vec<&Booking> = occurrences.iter().filter(|o| o.status.is_live()).collect();
     let first = live.first()?;
-    let clock = Clock::fixed(ctx.tz, s.starts_at.with_timezone(&ctx.tz).year());
     let recurrence = Recurrence::parse(&s.recurrence, ctx.tz).ok();
     // The rule's dates, as the series was made (its first occurrence).
     let rule_dates: Vec<TimeRange> = recurrence
@@ -105,6 +104,16 @@ pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<
             overrides.push((o, at));
         }
     }
+    // Every time written: the master's, the rule's dates (EXDATE,
+    // RECURRENCE-ID, the RRULE's expansion) and the live occurrences'.
+    let written = || {
+        let dates = rule_dates.iter().map(|d| (d.starts_at(), d.ends_at()));
+        let occurring = live.iter().map(|o| (o.starts_at, o.ends_at));
+        std::iter::once((s.starts_at, s.ends_at)).chain(dates).chain(occurring)
+    };
+    let from = written().map(|(start, _)| start).min().unwrap_or(s.starts_at);
+    let to = written().map(|(_, end)| end).max().unwrap_or(s.ends_at);
+    let clock = Clock::zoned(ctx.tz, from, to);
     let mut cal = Calendar::object(None, clock);
     let repeats = Recurring { rule: Some(&rule), exdates: &exdates, recurrence_id: None };
     cal.push_in(&event(&master, ctx), clock, repeats);
@@ -140,6 +149,7 @@ mod tests {
             active: true,
             buffer_before_minutes: 0,
             buffer_after_minutes: 0,
+            time_zone: "Asia/Seoul".to_owned(),
         };
         RoomCatalog::new(vec![room("A", "회의실, A", 1), room("B", "회의실 B", 2)])
     }
