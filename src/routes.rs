@@ -79,6 +79,13 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/admin/rooms/{code}/retire", web::post().to(ui::admin::rooms::retire))
         .route("/admin/rooms/{code}/display-token", web::post().to(ui::admin::rooms::issue_display_token))
         .route("/admin/rooms/{code}/display-token/revoke", web::post().to(ui::admin::rooms::revoke_display_tokens))
+        .route("/admin/areas", web::get().to(ui::admin::areas::list))
+        .route("/admin/areas", web::post().to(ui::admin::areas::create))
+        .route("/admin/areas/{code}", web::get().to(ui::admin::areas::edit))
+        .route("/admin/areas/{code}", web::post().to(ui::admin::areas::update))
+        .route("/admin/holidays", web::get().to(ui::admin::holidays::page))
+        .route("/admin/holidays", web::post().to(ui::admin::holidays::create))
+        .route("/admin/holidays/{code}/days", web::post().to(ui::admin::holidays::replace_days))
         .route("/static/grid.css", web::get().to(ui::grid_css))
         .configure(ui::display::routes);
 }

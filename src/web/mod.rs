@@ -69,6 +69,10 @@ pub const FORM_ROUTES: &[&str] = &[
     "/admin/rooms/{code}/retire",
     "/admin/rooms/{code}/display-token",
     "/admin/rooms/{code}/display-token/revoke",
+    "/admin/areas",
+    "/admin/areas/{code}",
+    "/admin/holidays",
+    "/admin/holidays/{code}/days",
 ];
 
 /// POST routes outside [`FORM_ROUTES`], each with why it needs no session

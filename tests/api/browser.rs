@@ -17,7 +17,7 @@ use crate::web::{tomorrow, ADMIN_PASSWORD, ADMIN_USER};
 
 /// chromedriver on a port of its own; its browser's profile lives in
 /// [`profile_dir`] of that port and goes with it.
-struct Driver(Child, u16);
+pub(crate) struct Driver(Child, u16);
 
 impl Drop for Driver {
     fn drop(&mut self) {
@@ -32,7 +32,7 @@ fn profile_dir(port: u16) -> PathBuf {
     std::env::temp_dir().join(format!("yeyak-chrome-{port}"))
 }
 
-async fn chromedriver() -> (Driver, u16) {
+pub(crate) async fn chromedriver() -> (Driver, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let driver = Driver(
         Command::new("chromedriver")
@@ -52,7 +52,7 @@ async fn chromedriver() -> (Driver, u16) {
     panic!("chromedriver did not start");
 }
 
-async fn browser(port: u16) -> Client {
+pub(crate) async fn browser(port: u16) -> Client {
     // Two TLS back ends are linked into this test binary; pick one.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let profile = profile_dir(port);
@@ -76,13 +76,13 @@ async fn browser(port: u16) -> Client {
         .expect("WebDriver session")
 }
 
-fn shot_path(name: &str) -> PathBuf {
+pub(crate) fn shot_path(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(format!("{name}.png"))
 }
 
-async fn screenshot(c: &Client, name: &str) {
+pub(crate) async fn screenshot(c: &Client, name: &str) {
     c.execute("window.scrollTo(0, 0);", vec![]).await.unwrap();
     let png = c.screenshot().await.unwrap();
     std::fs::write(shot_path(name), png).unwrap();
@@ -138,7 +138,7 @@ async fn click_and_wait_for_the_next_page(c: &Client, what: Locator<'_>) -> Resu
     Ok(())
 }
 
-async fn set_value(c: &Client, css: &str, value: &str) {
+pub(crate) async fn set_value(c: &Client, css: &str, value: &str) {
     c.execute("document.querySelector(arguments[0]).value = arguments[1];", vec![json!(css), json!(value)])
         .await
         .unwrap();
@@ -228,7 +228,7 @@ async fn scenario(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::Cm
     Ok(())
 }
 
-async fn sign_in(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::CmdError> {
+pub(crate) async fn sign_in(app: &TestApp, c: &Client) -> Result<(), fantoccini::error::CmdError> {
     c.goto(&app.url("/login")).await?;
     c.find(Locator::Css("#username")).await?.send_keys(ADMIN_USER).await?;
     c.find(Locator::Css("#password")).await?.send_keys(ADMIN_PASSWORD).await?;

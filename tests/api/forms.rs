@@ -61,6 +61,9 @@ const TABLES: &[&str] = &[
     "room",
     "room_display_token",
     "app_password",
+    "area",
+    "holiday_calendar",
+    "holiday",
 ];
 
 #[tokio::test]

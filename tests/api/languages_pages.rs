@@ -117,6 +117,19 @@ pub async fn world(app: &TestApp) -> World {
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     add_room(app, json!({"code": "BOARD", "name": "Board room", "area": "Main", "approvalRequired": true})).await;
+    // The seed's area is empty now; /admin/areas would show its Hangul code.
+    app.db().await.execute("DELETE FROM area WHERE code <> 'Main'", &[]).await.unwrap();
+    // A holiday calendar with a day, named by the area (SPEC §24).
+    let calendar = json!({"code": "us", "name": "US holidays"});
+    let (status, answer) =
+        send(app, reqwest::Method::POST, "/api/holiday-calendars", ADMIN, Some("cal-us"), calendar).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let days = json!({"days": [{"date": "2027-07-05", "name": "Independence Day (observed)"}]});
+    let (status, answer) = send(app, reqwest::Method::PUT, "/api/holiday-calendars/us/days", ADMIN, None, days).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let named = json!({"holidayCalendar": "us"});
+    let (status, answer) = send(app, reqwest::Method::PATCH, "/api/areas/Main", ADMIN, Some("area-us"), named).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
     let admin = browser(app, None);
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     let staff = admin.get("/admin/staff").await;
@@ -210,6 +223,13 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
         }
         "/admin/reports" => vec!["/admin/reports".into(), "/admin/reports?from=2026-02-30".into()],
         "/admin/rooms/{code}" => vec!["/admin/rooms/A".into(), "/admin/rooms/NOPE".into()],
+        "/admin/areas" => {
+            vec!["/admin/areas".into(), "/admin/areas?created=Main".into(), "/admin/areas?updated=Main".into()]
+        }
+        "/admin/areas/{code}" => vec!["/admin/areas/Main".into(), "/admin/areas/NOPE".into()],
+        "/admin/holidays" => {
+            vec!["/admin/holidays".into(), "/admin/holidays?created=us".into(), "/admin/holidays?replaced=us".into()]
+        }
         "/display/{code}" => vec![
             w.display.clone(),
             format!("{}&done=booked", w.display),

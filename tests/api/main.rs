@@ -4,6 +4,7 @@ mod helpers;
 
 mod abuse;
 mod accounts;
+mod admin_areas;
 mod admission;
 mod app_passwords;
 mod areas;

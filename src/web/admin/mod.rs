@@ -1,10 +1,15 @@
 //! Admin pages: the consistency report, staff accounts and API keys, the
-//! room catalogue (`rooms`, its form `room_form`) and the utilisation report
-//! (`reports`).
+//! room catalogue (`rooms`, its form `room_form`), areas (`areas`, its form
+//! `area_form`), holiday calendars (`holidays`, their `.ics` `upload`) and
+//! the utilisation report (`reports`).
 
+pub mod area_form;
+pub mod areas;
+pub mod holidays;
 pub mod reports;
 pub mod room_form;
 pub mod rooms;
+pub mod upload;
 
 use crate::consistency::CheckResult;
 use actix_web::http::StatusCode;
