@@ -45,6 +45,7 @@ pub static ALL: &[&Operation] = &[
     &crate::auth::commands::CREATE_KEY,
     &crate::auth::commands::REVOKE_KEY,
     &crate::auth::commands::SET_LANGUAGE,
+    &crate::auth::commands::SET_TIME_ZONE,
     &crate::auth::commands::CHANGE_OWN_PASSWORD,
     &crate::calendar::token::ROTATE,
     &crate::dav::put::PUT,

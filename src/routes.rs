@@ -66,6 +66,7 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/account/password", web::post().to(ui::account::change_password))
         .route("/account/calendar-token", web::post().to(ui::account::rotate_calendar_token))
         .route("/account/language", web::post().to(ui::account::choose_language))
+        .route("/account/time-zone", web::post().to(ui::account::choose_time_zone))
         .route("/account/app-passwords", web::post().to(ui::account::create_app_password))
         .route("/account/app-passwords/{id}/revoke", web::post().to(ui::account::revoke_app_password))
         .route("/admin/approvals", web::get().to(ui::approvals::list))

@@ -91,6 +91,9 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         crate::auth::staff::ensure_admin(&mut conn, &config.admin_user, &config.admin_password)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
+        crate::catalogue::areas::settle_zones(&mut conn, config.timezone)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
         if !config.bind.ip().is_loopback() {
             refuse_development_admins(&mut conn, &config).await.map_err(|e| match e {
                 Refused::Db(e) => StartupError::from(unreachable(e.to_string())),

@@ -67,6 +67,17 @@ impl AppState {
         self.pipeline.policy()
     }
 
+    /// The zone in which times for these rooms are read and shown: the
+    /// first room's area's (SPEC §24), from the catalogue's snapshot; the
+    /// installation's for rooms it does not know.
+    pub async fn zone_of_rooms<S: AsRef<str>>(&self, rooms: &[S]) -> chrono_tz::Tz {
+        let home = self.policy().timezone;
+        match (self.catalogue.current().await, rooms.first()) {
+            (Ok(catalogue), Some(code)) => catalogue.zone_of_room(code.as_ref(), home),
+            _ => home,
+        }
+    }
+
     /// What the consistency report counts as overdue now.
     pub fn check_context(&self) -> CheckContext {
         let now: chrono::DateTime<Utc> = self.clock.now();

@@ -22,6 +22,7 @@ pub static RESET_PASSWORD: Operation = Operation::new("staff.reset_password", &[
 pub static CREATE_KEY: Operation = Operation::new("key.create", &[Role::Admin]).creates();
 pub static REVOKE_KEY: Operation = Operation::new("key.revoke", &[Role::Admin]);
 pub static SET_LANGUAGE: Operation = Operation::new("staff.set_language", &[Role::Staff, Role::Admin]);
+pub static SET_TIME_ZONE: Operation = Operation::new("staff.set_time_zone", &[Role::Staff, Role::Admin]);
 pub static CHANGE_OWN_PASSWORD: Operation = Operation::new("staff.change_own_password", &[Role::Staff, Role::Admin]);
 
 /// A person as a command answers: who was changed.
@@ -186,6 +187,31 @@ impl Command for SetLanguage {
             return Err(ApiError::new(crate::error::ErrorCode::Forbidden, "only a person has a language").into());
         };
         Ok(staff::set_language(conn, id, Some(self.lang)).await?)
+    }
+}
+
+/// A person chooses the zone their pages show times in beside an area's
+/// (SPEC §24); `None` goes back to the installation's.
+pub struct SetTimeZone {
+    pub zone: Option<chrono_tz::Tz>,
+}
+
+impl Command for SetTimeZone {
+    type Output = bool;
+
+    fn operation(&self) -> &'static Operation {
+        &SET_TIME_ZONE
+    }
+
+    fn fingerprint(&self) -> Value {
+        json!({ "timeZone": self.zone.map(|z| z.name()) })
+    }
+
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<bool, CommandError> {
+        let Some(id) = ctx.principal.staff_id() else {
+            return Err(ApiError::new(crate::error::ErrorCode::Forbidden, "only a person has a time zone").into());
+        };
+        Ok(staff::set_time_zone(conn, id, self.zone).await?)
     }
 }
 

@@ -24,6 +24,8 @@ pub struct StaffUser {
     pub is_admin: bool,
     /// `ko` or `en` (the column's CHECK), or not chosen.
     language: Option<String>,
+    /// The IANA zone chosen on `/account` (SPEC §24), or not chosen.
+    time_zone: Option<String>,
 }
 
 impl StaffUser {
@@ -31,11 +33,33 @@ impl StaffUser {
     pub fn language(&self) -> Option<Lang> {
         self.language.as_deref().and_then(Lang::parse_exact)
     }
+
+    /// The zone the person reads times in: their own, else `home`.
+    pub fn zone(&self, home: chrono_tz::Tz) -> chrono_tz::Tz {
+        self.time_zone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(home)
+    }
+
+    /// The same person with another zone (a page drawn right after the change).
+    pub fn with_time_zone(mut self, zone: Option<chrono_tz::Tz>) -> Self {
+        self.time_zone = zone.map(|z| z.name().to_owned());
+        self
+    }
+
+    /// The zone as chosen (`None`: the installation's).
+    pub fn chosen_zone(&self) -> Option<&str> {
+        self.time_zone.as_deref()
+    }
 }
 
 /// The columns of a [`StaffUser`], in its order.
-pub const COLUMNS: (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language) =
-    (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language);
+pub const COLUMNS: (
+    staff::id,
+    staff::username,
+    staff::display_name,
+    staff::is_admin,
+    staff::language,
+    staff::time_zone,
+) = (staff::id, staff::username, staff::display_name, staff::is_admin, staff::language, staff::time_zone);
 
 /// Username rules: `[A-Za-z0-9._-]{1,64}`.
 pub fn valid_username(username: &str) -> bool {
@@ -293,6 +317,13 @@ pub async fn find_session(conn: &mut Conn, token: &str, now: DateTime<Utc>) -> Q
 pub async fn set_language(conn: &mut Conn, id: i64, lang: Option<Lang>) -> QueryResult<bool> {
     let changed =
         diesel::update(staff::table.find(id)).set(staff::language.eq(lang.map(Lang::tag))).execute(conn).await?;
+    Ok(changed == 1)
+}
+
+/// Stores a person's time zone (`None`: the installation's).
+pub async fn set_time_zone(conn: &mut Conn, id: i64, zone: Option<chrono_tz::Tz>) -> QueryResult<bool> {
+    let changed =
+        diesel::update(staff::table.find(id)).set(staff::time_zone.eq(zone.map(|z| z.name()))).execute(conn).await?;
     Ok(changed == 1)
 }
 

@@ -194,16 +194,28 @@ pub async fn list(conn: &mut Conn, home: Tz) -> diesel::QueryResult<Vec<Area>> {
 
 /// Makes the area a room names, with the defaults, unless it exists (in
 /// the room's own transaction, before the room is written).
-pub async fn ensure(conn: &mut Conn, code: &str) -> diesel::QueryResult<()> {
+pub async fn ensure(conn: &mut Conn, code: &str, home: Tz) -> diesel::QueryResult<()> {
     diesel::sql_query(
-        "INSERT INTO area (code, name, position)
-         VALUES ($1, $1, (SELECT COALESCE(max(position), 0) + 1 FROM area))
+        "INSERT INTO area (code, name, position, time_zone)
+         VALUES ($1, $1, (SELECT COALESCE(max(position), 0) + 1 FROM area), $2)
          ON CONFLICT (code) DO NOTHING",
     )
     .bind::<Text, _>(code)
+    .bind::<Text, _>(home.name())
     .execute(conn)
     .await
     .map(|_| ())
+}
+
+/// Gives every area without a zone the installation's (`YEYAK_TIMEZONE`),
+/// at start-up: an area's zone is then always a name the readers can use
+/// in SQL and in code, and a later change of `YEYAK_TIMEZONE` does not move
+/// the bookings of areas that already exist.
+pub async fn settle_zones(conn: &mut Conn, home: Tz) -> diesel::QueryResult<usize> {
+    diesel::sql_query("UPDATE area SET time_zone = $1 WHERE time_zone IS NULL")
+        .bind::<Text, _>(home.name())
+        .execute(conn)
+        .await
 }
 
 fn taken(err: DieselError, code: &str) -> CommandError {
@@ -235,7 +247,7 @@ pub async fn create(conn: &mut Conn, new: &NewArea, home: Tz, now: DateTime<Utc>
     .into_boxed::<diesel::pg::Pg>()
     .bind::<Text, _>(new.code.as_str())
     .bind::<Text, _>(new.name.as_str())
-    .bind::<Nullable<Text>, _>(new.time_zone.clone())
+    .bind::<Text, _>(new.time_zone.clone().unwrap_or_else(|| home.name().to_owned()))
     .bind::<Bool, _>(new.restrict_to_working_hours)
     .bind::<Bool, _>(new.closed_on_holidays)
     .bind::<Nullable<Int4>, _>(new.position)
@@ -270,7 +282,7 @@ pub async fn patch(
     .bind::<Text, _>(code)
     .bind::<Nullable<Text>, _>(patch.name.as_ref().map(|n| n.as_str()))
     .bind::<Bool, _>(patch.time_zone.is_some())
-    .bind::<Nullable<Text>, _>(patch.time_zone.clone().flatten())
+    .bind::<Text, _>(patch.time_zone.clone().flatten().unwrap_or_else(|| home.name().to_owned()))
     .bind::<Nullable<Jsonb>, _>(patch.working_hours.as_ref())
     .bind::<Nullable<Bool>, _>(patch.restrict_to_working_hours)
     .bind::<Nullable<Bool>, _>(patch.closed_on_holidays)

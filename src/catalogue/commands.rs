@@ -34,7 +34,7 @@ impl Command for CreateRoom {
     }
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Room, CommandError> {
-        store::create(conn, &self.0, ctx.now).await
+        store::create(conn, &self.0, ctx.policy.timezone, ctx.now).await
     }
 }
 
@@ -56,7 +56,7 @@ impl Command for PatchRoom {
     }
 
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<Room, CommandError> {
-        store::patch(conn, &self.code, &self.patch, ctx.now).await
+        store::patch(conn, &self.code, &self.patch, ctx.policy.timezone, ctx.now).await
     }
 }
 

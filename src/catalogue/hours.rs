@@ -152,6 +152,32 @@ impl WorkingHours {
     }
 }
 
+/// What a booking's area decides about when its rooms open (SPEC §24), as
+/// read with the rooms inside the booking's transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AreaRules {
+    pub area: String,
+    pub zone: Tz,
+    pub hours: WorkingHours,
+    pub restrict_to_working_hours: bool,
+    pub closed_on_holidays: bool,
+    pub holiday_calendar: Option<String>,
+}
+
+impl Default for AreaRules {
+    /// Open at any time, in UTC (rooms made in tests without an area).
+    fn default() -> Self {
+        AreaRules {
+            area: String::new(),
+            zone: chrono_tz::UTC,
+            hours: WorkingHours::default(),
+            restrict_to_working_hours: false,
+            closed_on_holidays: false,
+            holiday_calendar: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 //! and the insert).
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz};
@@ -11,6 +12,7 @@ use diesel_async::RunQueryDsl;
 use serde_json::json;
 
 use super::domain::{Bookable, NewRoom, Room, RoomPatch};
+use super::hours::{AreaRules, WorkingHours};
 use crate::command::CommandError;
 use crate::db::cached::CacheExt;
 use crate::db::schema::room;
@@ -57,8 +59,8 @@ fn conflict(err: DieselError, code: &str, area: &str, suite: Option<&str>, posit
     }
 }
 
-pub async fn create(conn: &mut Conn, new: &NewRoom, now: DateTime<Utc>) -> Result<Room, CommandError> {
-    super::areas::ensure(conn, new.area.as_str()).await?;
+pub async fn create(conn: &mut Conn, new: &NewRoom, home: Tz, now: DateTime<Utc>) -> Result<Room, CommandError> {
+    super::areas::ensure(conn, new.area.as_str(), home).await?;
     let inserted = diesel::sql_query(
         "INSERT INTO room (code, name, area, capacity, equipment, suite, position, check_in_required,
                            approval_required, max_duration_minutes, horizon_days, created_at, updated_at,
@@ -102,10 +104,16 @@ async fn lock_active(conn: &mut Conn, code: &str) -> Result<Room, CommandError> 
     Ok(room)
 }
 
-pub async fn patch(conn: &mut Conn, code: &str, patch: &RoomPatch, now: DateTime<Utc>) -> Result<Room, CommandError> {
+pub async fn patch(
+    conn: &mut Conn,
+    code: &str,
+    patch: &RoomPatch,
+    home: Tz,
+    now: DateTime<Utc>,
+) -> Result<Room, CommandError> {
     let current = lock_active(conn, code).await?;
     let next = patch.apply(&current);
-    super::areas::ensure(conn, &next.area).await?;
+    super::areas::ensure(conn, &next.area, home).await?;
     let updated = diesel::update(room::table.find(code))
         .set((
             room::name.eq(&next.name),
@@ -228,7 +236,8 @@ pub async fn buffer_conflicts(conn: &mut Conn, code: &str, now: DateTime<Utc>) -
 pub const FREE_ROOMS_SQL: &str = "
 SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.check_in_required,
        r.approval_required, r.max_duration_minutes, r.horizon_days, r.active,
-       r.buffer_before_minutes, r.buffer_after_minutes
+       r.buffer_before_minutes, r.buffer_after_minutes,
+       COALESCE((SELECT a.time_zone FROM area a WHERE a.code = r.area), 'UTC') AS time_zone
   FROM room r
  WHERE r.active AND r.capacity >= $3 AND r.equipment @> $4 AND ($5::text IS NULL OR r.area = $5)
    AND NOT EXISTS (SELECT 1 FROM reservation_room rr
@@ -267,6 +276,8 @@ struct RoomByName {
     buffer_before_minutes: i32,
     #[diesel(sql_type = Int4)]
     buffer_after_minutes: i32,
+    #[diesel(sql_type = Text)]
+    time_zone: String,
 }
 
 impl From<RoomByName> for Room {
@@ -286,6 +297,7 @@ impl From<RoomByName> for Room {
             active: r.active,
             buffer_before_minutes: r.buffer_before_minutes,
             buffer_after_minutes: r.buffer_after_minutes,
+            time_zone: r.time_zone,
         }
     }
 }
@@ -308,19 +320,34 @@ struct BookableRow {
     check_in_required: bool,
     #[diesel(sql_type = Array<Text>)]
     suite_members: Vec<String>,
+    #[diesel(sql_type = Text)]
+    area: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    time_zone: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Jsonb)]
+    working_hours: serde_json::Value,
+    #[diesel(sql_type = Bool)]
+    restrict_to_working_hours: bool,
+    #[diesel(sql_type = Bool)]
+    closed_on_holidays: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    holiday_calendar: Option<String>,
 }
 
 /// The active rooms among `codes`, each with its suite's active members in
 /// position order, share-locked (`FOR KEY SHARE`, the lock a foreign key
 /// takes) until the booking's transaction ends: a retirement, which locks the
 /// row `FOR UPDATE`, waits for the booking or the booking sees it retired.
-pub async fn lock_bookable(conn: &mut Conn, codes: &[String]) -> QueryResult<Vec<Bookable>> {
+/// Each comes with its area's rules (`home`: a zone not set).
+pub async fn lock_bookable(conn: &mut Conn, codes: &[String], home: Tz) -> QueryResult<Vec<Bookable>> {
     let rows: Vec<BookableRow> = diesel::sql_query(
         "SELECT r.code, r.suite, r.position, r.max_duration_minutes, r.horizon_days, r.approval_required,
                 r.check_in_required,
                 COALESCE((SELECT array_agg(m.code ORDER BY m.position, m.code) FROM room m
-                           WHERE m.active AND m.suite = r.suite), '{}') AS suite_members
-           FROM room r
+                           WHERE m.active AND m.suite = r.suite), '{}') AS suite_members,
+                r.area, a.time_zone, a.working_hours, a.restrict_to_working_hours, a.closed_on_holidays,
+                a.holiday_calendar
+           FROM room r JOIN area a ON a.code = r.area
           WHERE r.code = ANY($1) AND r.active
           ORDER BY r.position, r.code
             FOR KEY SHARE OF r",
@@ -340,6 +367,14 @@ pub async fn lock_bookable(conn: &mut Conn, codes: &[String]) -> QueryResult<Vec
             approval_required: r.approval_required,
             check_in_required: r.check_in_required,
             suite_members: r.suite_members,
+            area: AreaRules {
+                zone: r.time_zone.and_then(|z| z.parse().ok()).unwrap_or(home),
+                hours: WorkingHours::from_json(&r.working_hours),
+                restrict_to_working_hours: r.restrict_to_working_hours,
+                closed_on_holidays: r.closed_on_holidays,
+                holiday_calendar: r.holiday_calendar,
+                area: r.area,
+            },
         })
         .collect())
 }

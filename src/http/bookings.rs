@@ -237,12 +237,14 @@ async fn availability(
     code: web::Path<String>,
     query: web::Query<AvailabilityQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (from, to) = day_bounds(state.policy().timezone, parse_date(&query.date)?);
+    let date = parse_date(&query.date)?;
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
     let room = crate::catalogue::store::find(&mut conn, &code)
         .await
         .map_err(crate::db::DbError::from)?
         .ok_or_else(|| ApiError::not_found("room"))?;
+    // The room's area's day (SPEC §24).
+    let (from, to) = day_bounds(room.zone(), date);
     let free = booking::free_intervals(&mut conn, &room.code, from, to).await.map_err(crate::db::DbError::from)?;
     Ok(HttpResponse::Ok().json(AvailabilityReply { room: room.code.clone(), date: query.date.clone(), free }))
 }

@@ -109,6 +109,12 @@ async fn replace_days(
     let days = match essence.as_str() {
         "text/calendar" => Days::from_ics(text)?,
         "application/json" => {
+            if body.len() > super::extract::JSON_LIMIT {
+                return Err(ApiError::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!("a JSON body must be at most {} bytes", super::extract::JSON_LIMIT),
+                ));
+            }
             let de = &mut serde_json::Deserializer::from_str(text);
             let parsed: DaysBody =
                 serde_path_to_error::deserialize(de).map_err(|e| ApiError::malformed("days", e.inner().to_string()))?;

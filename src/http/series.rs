@@ -106,11 +106,13 @@ async fn create_series(
     ApiJson(body): ApiJson<CreateSeriesBody>,
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
+    // A date-only UNTIL ends at midnight of the rooms' area (SPEC §24).
+    let tz = state.zone_of_rooms(&body.rooms).await;
     let command = CreateSeries {
         title: Title::parse(&body.title)?,
         rooms: RequestedRooms::parse(&body.rooms)?,
         first: TimeRange::new(body.starts_at, body.ends_at)?,
-        recurrence: Recurrence::parse(&body.recurrence, state.policy().timezone)?,
+        recurrence: Recurrence::parse(&body.recurrence, tz)?,
         on_conflict: body.on_conflict.unwrap_or(OnConflict::Fail),
         organizer_name: cmd.organizer_name(body.organizer_name.as_deref())?,
     };

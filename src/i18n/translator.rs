@@ -103,6 +103,11 @@ impl I18n {
         self.lookup(key, &[(n1, &v1), (n2, &v2), (n3, &v3)])
     }
 
+    /// The text of `key` with any number of named arguments.
+    pub fn with(&self, key: &str, args: &[(&str, &dyn Arg)]) -> String {
+        self.lookup(key, args)
+    }
+
     /// A weekday's short name (`월`, `Mon`).
     pub fn weekday(&self, day: Weekday) -> String {
         self.t(match day {

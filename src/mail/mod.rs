@@ -43,6 +43,10 @@ pub struct Notice {
     /// queued; none (older rows, no choice) is Korean.
     #[serde(default)]
     pub language: Option<String>,
+    /// The zone of the booking's area (older notices: none, the
+    /// installation's stands in).
+    #[serde(default)]
+    pub time_zone: Option<String>,
 }
 
 impl Notice {
@@ -59,6 +63,17 @@ pub struct Rendered {
     pub text: String,
     pub calendar: String,
     pub method: Method,
+}
+
+/// A meeting's time as mail writes it: `2030-01-07 (월) 10:00–11:00`, in
+/// `tz`, the zone named after it when it is not `home` (SPEC §24).
+pub fn when_in(i18n: &I18n, starts_at: DateTime<Utc>, ends_at: DateTime<Utc>, tz: Tz, home: Tz) -> String {
+    let written = when(i18n, starts_at, ends_at, tz);
+    if tz == home {
+        written
+    } else {
+        format!("{written} ({})", tz.name())
+    }
 }
 
 /// A meeting's time as mail writes it: `2030-01-07 (월) 10:00–11:00`.
@@ -82,7 +97,8 @@ pub fn when(i18n: &I18n, starts_at: DateTime<Utc>, ends_at: DateTime<Utc>, tz: T
 /// rooms' addresses.
 pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, created: DateTime<Utc>) -> Rendered {
     let i18n = I18n::new(n.lang());
-    let when = when(&i18n, n.starts_at, n.ends_at, tz);
+    let zone = n.time_zone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(tz);
+    let when = when_in(&i18n, n.starts_at, n.ends_at, zone, tz);
     let (tag, headline) = match kind {
         "booking.created" if n.status == Status::Pending => ("mail-tag-pending", "mail-head-pending"),
         "booking.created" => ("mail-tag-created", "mail-head-created"),
@@ -155,6 +171,7 @@ mod tests {
             to_name: "김민지".into(),
             room_names: [("A".to_owned(), "회의실 A".to_owned())].into(),
             language: None,
+            time_zone: None,
         };
         let r = render("booking.cancelled", &n, chrono_tz::Asia::Seoul, "rooms.example.com", "rooms.example.com", t);
         assert_eq!(r.subject, "[예약 취소] 주간 회의 · 2030-01-07 (월) 10:00–11:00");
@@ -187,6 +204,7 @@ mod tests {
             to_name: "Kim Minji".into(),
             room_names: Default::default(),
             language: Some("en".into()),
+            time_zone: None,
         };
         let r = render("booking.created", &n, chrono_tz::Asia::Seoul, "h", "h", t);
         assert_eq!(r.subject, "[Booked] Weekly sync · Mon 7 Jan 2030 10:00–11:00");

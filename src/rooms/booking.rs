@@ -80,6 +80,11 @@ pub struct Booking {
     #[serde(skip)]
     #[diesel(sql_type = Array<Int4>)]
     pub buffers_after: Vec<i32>,
+    /// The zone of its first room's area (SPEC §24), in which its times are
+    /// shown: pages, mail, calendars.
+    #[serde(skip)]
+    #[diesel(sql_type = Nullable<Text>)]
+    pub time_zone: Option<String>,
 }
 
 impl Booking {
@@ -108,7 +113,13 @@ impl Booking {
             organizer_tenant: None,
             buffers_before: vec![0; rooms.len()],
             buffers_after: vec![0; rooms.len()],
+            time_zone: None,
         }
+    }
+
+    /// The zone its times are shown and read in: its area's, else `home`.
+    pub fn zone(&self, home: chrono_tz::Tz) -> chrono_tz::Tz {
+        self.time_zone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(home)
     }
 
     /// Who booked, as pages and calendars show it ([`super::domain::shown_organizer`]).
@@ -134,10 +145,12 @@ SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id
        COALESCE(array_agg(rr.buffer_before_minutes ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL),
                 '{}') AS buffers_before,
        COALESCE(array_agg(rr.buffer_after_minutes ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL),
-                '{}') AS buffers_after
+                '{}') AS buffers_after,
+       (array_agg(am.time_zone ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL))[1] AS time_zone
   FROM reservation r
   LEFT JOIN reservation_room rr ON rr.reservation_id = r.id
-  LEFT JOIN room rm ON rm.code = rr.room";
+  LEFT JOIN room rm ON rm.code = rr.room
+  LEFT JOIN area am ON am.code = rm.area";
 
 pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Booking>> {
     diesel::sql_query(format!("{BOOKING_COLUMNS} WHERE r.id = $1 GROUP BY r.id"))

@@ -47,6 +47,8 @@ pub fn payload(b: &Booking, action: Action) -> serde_json::Value {
         "startsAt": b.starts_at,
         "endsAt": b.ends_at,
         "seriesId": b.series_id,
+        // The zone of its rooms' area, in which mail shows its times (SPEC §24).
+        "timeZone": b.time_zone,
     })
 }
 

@@ -4,9 +4,9 @@
 //! live future bookings — counted under a lock of that organizer, so twenty
 //! simultaneous requests at quota − 1 give exactly one booking.
 
-use chrono::Duration;
-use diesel::sql_types::{Int8, Nullable, Text, Timestamptz};
-use diesel::QueryableByName;
+use chrono::{Duration, NaiveDate};
+use diesel::sql_types::{Array, Date, Int8, Nullable, Text, Timestamptz};
+use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::RunQueryDsl;
 
 use super::domain::{Status, TimeRange};
@@ -27,11 +27,71 @@ pub async fn resolve(
     range: &TimeRange,
     ctx: &Ctx<'_>,
 ) -> Result<LinkedRooms, CommandError> {
-    let found = crate::catalogue::store::lock_bookable(conn, codes).await?;
+    let found = crate::catalogue::store::lock_bookable(conn, codes, ctx.policy.timezone).await?;
     let rooms = LinkedRooms::link(codes, found).map_err(CommandError::Invalid)?;
     range.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
     ensure_within_horizon(&rooms, range, ctx)?;
+    ensure_open(conn, &rooms, std::slice::from_ref(range), ctx).await?;
     Ok(rooms)
+}
+
+/// The area's opening rules (SPEC §24; admins exempt): where working hours
+/// are enforced, each range lies inside one day's hours in the area's zone
+/// (`OUTSIDE_WORKING_HOURS`); where the area closes on holidays, no range
+/// touches a holiday of its calendar (`AREA_CLOSED`) — one statement for
+/// every date of every range.
+pub async fn ensure_open(
+    conn: &mut Conn,
+    rooms: &LinkedRooms,
+    ranges: &[TimeRange],
+    ctx: &Ctx<'_>,
+) -> Result<(), CommandError> {
+    let area = rooms.area();
+    if ctx.principal.is_admin() {
+        return Ok(());
+    }
+    if area.restrict_to_working_hours {
+        if let Some(r) = ranges.iter().find(|r| !area.hours.contains(area.zone, r.starts_at(), r.ends_at())) {
+            return Err(ApiError::worded(
+                ErrorCode::OutsideWorkingHours,
+                serde_json::json!({ "field": "startsAt", "area": area.area, "startsAt": r.starts_at(),
+                                    "workingHours": area.hours.to_text() }),
+            )
+            .into());
+        }
+    }
+    let Some(calendar) = area.holiday_calendar.as_deref().filter(|_| area.closed_on_holidays) else {
+        return Ok(());
+    };
+    let mut dates: Vec<NaiveDate> = Vec::new();
+    for r in ranges {
+        let first = r.starts_at().with_timezone(&area.zone).date_naive();
+        let last = (r.ends_at() - Duration::seconds(1)).with_timezone(&area.zone).date_naive();
+        dates.extend(first.iter_days().take_while(|d| *d <= last));
+    }
+    let closed: Option<Closed> =
+        diesel::sql_query("SELECT day, name FROM holiday WHERE calendar = $1 AND day = ANY($2) ORDER BY day LIMIT 1")
+            .bind::<Text, _>(calendar)
+            .bind::<Array<Date>, _>(dates)
+            .get_result(conn)
+            .await
+            .optional()?;
+    match closed {
+        Some(c) => Err(ApiError::worded(
+            ErrorCode::AreaClosed,
+            serde_json::json!({ "field": "startsAt", "area": area.area, "date": c.day.to_string(), "holiday": c.name }),
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
+#[derive(QueryableByName)]
+struct Closed {
+    #[diesel(sql_type = Date)]
+    day: NaiveDate,
+    #[diesel(sql_type = Text)]
+    name: String,
 }
 
 pub fn ensure_within_horizon(rooms: &LinkedRooms, range: &TimeRange, ctx: &Ctx<'_>) -> Result<(), ApiError> {

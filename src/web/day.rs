@@ -9,6 +9,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{NaiveDate, Timelike};
+use chrono_tz::Tz;
 use serde::Deserialize;
 
 use super::form::parse_date;
@@ -22,8 +23,9 @@ use crate::db::DbError;
 use crate::rooms::booking as store;
 use crate::state::AppState;
 
-pub fn today(state: &AppState) -> NaiveDate {
-    state.clock.now().with_timezone(&state.policy().timezone).date_naive()
+/// Today in `tz` (an area's zone: SPEC §24).
+pub fn today(state: &AppState, tz: Tz) -> NaiveDate {
+    state.clock.now().with_timezone(&tz).date_naive()
 }
 
 /// The area a page shows: the one asked for when it exists, else the first.
@@ -82,7 +84,8 @@ pub async fn render_day(
     rooms.truncate(grid::MAX_COLUMNS);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
     let date = view.date;
-    let (from, to) = crate::rooms::domain::day_bounds(state.policy().timezone, date);
+    let tz = catalogue.zone_of_area(&area, state.policy().timezone);
+    let (from, to) = crate::rooms::domain::day_bounds(tz, date);
     let bookings = {
         // Right after the person's own change (a notice, a refused form) the
         // primary answers; otherwise a standby may (docs/SCALING.md §2).
@@ -90,19 +93,21 @@ pub async fn render_day(
         let mut conn = pool.get().await.map_err(DbError::from)?;
         store::list_in_rooms(&mut conn, from, to, &codes).await?
     };
-    let now = state.clock.now().with_timezone(&state.policy().timezone);
+    let now = state.clock.now().with_timezone(&tz);
     let now_min = match date.cmp(&now.date_naive()) {
         std::cmp::Ordering::Less => Some(1440),
         std::cmp::Ordering::Equal => Some((now.hour() * 60 + now.minute()) as i32),
         std::cmp::Ordering::Greater => None,
     };
     let i18n = PageI18n::of(req);
-    let grid = grid::layout(&i18n, &rooms, &bookings, state.policy().timezone, date, view.highlight, now_min);
+    let grid = grid::layout(&i18n, &rooms, &bookings, tz, date, view.highlight, now_min);
+    let zone_note = super::zones::note(state, &i18n, user, tz);
     let csrf = Csrf::for_render(req, state);
     let form =
         view.form.unwrap_or_else(|| BookingForm::blank(date.to_string(), room_choices(&rooms, &[]), area.clone()));
-    let today = today(state);
+    let today = today(state, tz);
     let page = DayPage {
+        zone_note,
         date_label: i18n.date(date),
         i18n,
         nav: nav(user, &csrf.token),
@@ -149,7 +154,8 @@ pub async fn day(
 ) -> Result<HttpResponse, WebError> {
     let q = query.into_inner();
     // `/rooms` without a date (or with a bad one) is today (SPEC §19).
-    let date = q.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state));
+    let tz = super::zones::area_zone(&state, q.area.as_deref()).await?;
+    let date = q.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state, tz));
     let i18n = PageI18n::of(&req);
     let created = q.created.unwrap_or(0);
     let message = match (q.booked, q.moved, q.cancelled) {
@@ -254,6 +260,8 @@ impl BookingForm {
 #[template(path = "day.html")]
 pub struct DayPage {
     pub i18n: PageI18n,
+    /// Both zones, when the area's is not the viewer's.
+    pub zone_note: Option<String>,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub date: String,

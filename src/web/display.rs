@@ -92,7 +92,7 @@ fn door_name(i18n: &I18n, room: &Room) -> String {
 }
 
 fn shown(state: &AppState, b: &Booking, now: DateTime<Utc>) -> Shown {
-    let tz = state.policy().timezone;
+    let tz = b.zone(state.policy().timezone);
     let (opens, closes) = state.policy().check_in_window(b.starts_at);
     Shown {
         id: b.id,
@@ -122,7 +122,8 @@ async fn render(
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
     let now = state.clock.now();
-    let tz = state.policy().timezone;
+    // The door shows the room's local time.
+    let tz = room.zone();
     let today = now.with_timezone(&tz).date_naive();
     let (_, day_end) = crate::rooms::domain::day_bounds(tz, today);
     let bookings = {

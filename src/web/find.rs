@@ -37,10 +37,16 @@ pub async fn find(
 ) -> Result<HttpResponse, WebError> {
     let q = query.into_inner();
     let catalogue = state.catalogue.current().await?;
+    // Typed times are the asked area's, else the viewer's (SPEC §24).
+    let area = q.area.as_deref().map(str::trim).filter(|a| !a.is_empty());
+    let tz = match area {
+        Some(a) => catalogue.zone_of_area(a, state.policy().timezone),
+        None => user.zone(state.policy().timezone),
+    };
     let asked = q.start.is_some() || q.end.is_some();
     let i18n = PageI18n::of(&req);
     let (results, message, status) = if asked {
-        match search(&state, &q).await {
+        match search(&state, &q, tz).await {
             Ok(rooms) => (Some(rooms), None, StatusCode::OK),
             Err(Found::Refused(err)) => (None, Some(refusal(&i18n, &err)), status_of(&err)),
             Err(Found::Db(e)) => return Err(e.into()),
@@ -52,7 +58,7 @@ pub async fn find(
     let page = FindPage {
         i18n,
         nav: nav(&user, &csrf.token),
-        date: q.date.clone().unwrap_or_else(|| today(&state).to_string()),
+        date: q.date.clone().unwrap_or_else(|| today(&state, tz).to_string()),
         start: q.start.clone().unwrap_or_default(),
         end: q.end.clone().unwrap_or_default(),
         capacity: q.capacity.clone().unwrap_or_default(),
@@ -81,10 +87,10 @@ fn status_of(err: &ApiError) -> StatusCode {
     super::form::status_of(err)
 }
 
-async fn search(state: &AppState, q: &FindQuery) -> Result<Vec<FoundRoom>, Found> {
+async fn search(state: &AppState, q: &FindQuery, tz: chrono_tz::Tz) -> Result<Vec<FoundRoom>, Found> {
     let date = parse_date(q.date.as_deref().unwrap_or_default())?;
     let (start, end) = (q.start.as_deref().unwrap_or_default(), q.end.as_deref().unwrap_or_default());
-    let range = local_range(state.policy().timezone, date, parse_time("start", start)?, parse_time("end", end)?)?;
+    let range = local_range(tz, date, parse_time("start", start)?, parse_time("end", end)?)?;
     FreeQuery::check(range.starts_at(), range.ends_at())?;
     let min_capacity = match q.capacity.as_deref().map(str::trim) {
         None | Some("") => 1,
@@ -109,17 +115,25 @@ async fn search(state: &AppState, q: &FindQuery) -> Result<Vec<FoundRoom>, Found
     .map_err(|e| Found::Db(e.into()))?;
     Ok(rooms
         .into_iter()
-        .map(|r| FoundRoom {
-            book: format!(
-                "/rooms?date={date}&area={}&start={start}&end={end}&room={}#book",
-                enc(&r.area),
-                enc(&r.code)
-            ),
-            code: r.code,
-            name: r.name,
-            area: r.area,
-            capacity: r.capacity,
-            equipment: r.equipment.join(", "),
+        .map(|r| {
+            // Each room at its own local time, and the form filled in with it.
+            let zone = r.zone();
+            let (s, e) = (range.starts_at().with_timezone(&zone), range.ends_at().with_timezone(&zone));
+            let (start, end) = (s.format("%H:%M"), e.format("%H:%M"));
+            FoundRoom {
+                local: (zone != tz).then(|| format!("{} {start}–{end} ({})", s.date_naive(), zone.name())),
+                book: format!(
+                    "/rooms?date={}&area={}&start={start}&end={end}&room={}#book",
+                    s.date_naive(),
+                    enc(&r.area),
+                    enc(&r.code)
+                ),
+                code: r.code,
+                name: r.name,
+                area: r.area,
+                capacity: r.capacity,
+                equipment: r.equipment.join(", "),
+            }
         })
         .collect())
 }
@@ -130,6 +144,8 @@ pub struct FoundRoom {
     pub area: String,
     pub capacity: i32,
     pub equipment: String,
+    /// The asked time in the room's own zone, when that is another.
+    pub local: Option<String>,
     /// The booking form, filled in.
     pub book: String,
 }

@@ -267,6 +267,7 @@ mod tests {
                 active: true,
                 buffer_before_minutes: 0,
                 buffer_after_minutes: 0,
+                time_zone: "Asia/Seoul".to_owned(),
             })
             .collect()
     }

@@ -4,7 +4,7 @@
 use super::words;
 use crate::i18n::I18n;
 use crate::rooms::domain::Status;
-use crate::state::AppState;
+use chrono_tz::Tz;
 
 /// One line of a booking's history as the page shows it.
 pub struct HistoryLine {
@@ -15,22 +15,23 @@ pub struct HistoryLine {
     pub detail: String,
 }
 
-/// A history value for people: instants in the configured zone.
-fn shown(state: &AppState, i18n: &I18n, v: &serde_json::Value) -> String {
+/// A history value for people: instants in `tz`.
+fn shown(tz: Tz, i18n: &I18n, v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => "—".into(),
         serde_json::Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&state.policy().timezone).format("%m-%d %H:%M").to_string())
+            .map(|t| t.with_timezone(&tz).format("%m-%d %H:%M").to_string())
             .unwrap_or_else(|_| match Status::parse(s) {
                 Some(status) => words::status(i18n, status),
                 None => s.clone(),
             }),
-        serde_json::Value::Array(items) => items.iter().map(|i| shown(state, i18n, i)).collect::<Vec<_>>().join("+"),
+        serde_json::Value::Array(items) => items.iter().map(|i| shown(tz, i18n, i)).collect::<Vec<_>>().join("+"),
         other => other.to_string(),
     }
 }
 
-pub fn history_lines(state: &AppState, i18n: &I18n, events: Vec<crate::history::Event>) -> Vec<HistoryLine> {
+/// The history of a booking, its instants in `tz` (the booking's area's).
+pub fn history_lines(tz: Tz, i18n: &I18n, events: Vec<crate::history::Event>) -> Vec<HistoryLine> {
     let field = |f: &str| words::field(i18n, f);
     events
         .into_iter()
@@ -41,11 +42,11 @@ pub fn history_lines(state: &AppState, i18n: &I18n, events: Vec<crate::history::
                 .map(|m| {
                     m.iter()
                         .map(|(k, v)| {
-                            let after = shown(state, i18n, &v["after"]);
+                            let after = shown(tz, i18n, &v["after"]);
                             if v["before"].is_null() {
                                 format!("{} {after}", field(k))
                             } else {
-                                format!("{} {} → {after}", field(k), shown(state, i18n, &v["before"]))
+                                format!("{} {} → {after}", field(k), shown(tz, i18n, &v["before"]))
                             }
                         })
                         .collect::<Vec<_>>()
@@ -54,7 +55,7 @@ pub fn history_lines(state: &AppState, i18n: &I18n, events: Vec<crate::history::
                 .unwrap_or_default();
             HistoryLine {
                 iso: e.at.to_rfc3339(),
-                at: e.at.with_timezone(&state.policy().timezone).format("%Y-%m-%d %H:%M").to_string(),
+                at: e.at.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string(),
                 action: words::action(i18n, e.action),
                 actor: e.actor,
                 detail,

@@ -20,6 +20,7 @@ pub mod pages;
 pub mod sso;
 pub mod week;
 pub mod words;
+pub mod zones;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -54,6 +55,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/account/password",
     "/account/calendar-token",
     "/account/language",
+    "/account/time-zone",
     "/account/app-passwords",
     "/account/app-passwords/{id}/revoke",
     "/admin/staff",

@@ -26,15 +26,16 @@ pub async fn my(
         let series = crate::series::store::of_organizer(&mut conn, digest.as_str(), now).await?;
         (bookings, series)
     };
-    let tz = state.policy().timezone;
+    let tz = user.zone(state.policy().timezone);
     let i18n = PageI18n::of(&req);
     let bookings = bookings
         .into_iter()
         .map(|b| {
-            let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+            // Each at its room's local time, and the viewer's beside it.
+            let zone = b.zone(state.policy().timezone);
             MyBooking {
-                day: i18n.date_short(s.date_naive()),
-                time: format!("{}–{}", s.format("%H:%M"), e.format("%H:%M")),
+                day: i18n.date_short(b.starts_at.with_timezone(&zone).date_naive()),
+                time: super::zones::span(&i18n, b.starts_at, b.ends_at, zone, tz),
                 rooms: b.rooms.join("+"),
                 status: super::words::status(&i18n, b.status),
                 repeats: b.series_id.is_some(),

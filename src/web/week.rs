@@ -29,14 +29,14 @@ pub async fn week(
     SignedIn(user): SignedIn,
     query: web::Query<WeekQuery>,
 ) -> Result<HttpResponse, WebError> {
-    let date = query.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state));
+    let tz = super::zones::area_zone(&state, query.area.as_deref()).await?;
+    let date = query.date.as_deref().and_then(|d| parse_date(d).ok()).unwrap_or_else(|| today(&state, tz));
     let monday = date - Duration::days(i64::from(date.weekday().num_days_from_monday()));
     let days: Vec<NaiveDate> = (0..7).map(|i| monday + Duration::days(i)).collect();
     let catalogue = state.catalogue.current().await?;
     let area = pick_area(&catalogue, query.area.as_deref());
     let rooms = catalogue.in_area(&area);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
-    let tz = state.policy().timezone;
     let (from, _) = crate::rooms::domain::day_bounds(tz, monday);
     let (_, to) = crate::rooms::domain::day_bounds(tz, days[6]);
     let bookings = {
@@ -70,11 +70,12 @@ pub async fn week(
             }
         }
     }
-    let today = today(&state);
+    let today = today(&state, tz);
     let csrf = Csrf::for_render(&req, &state);
     let q = enc(&area);
     let i18n = PageI18n::of(&req);
     let page = WeekPage {
+        zone_note: super::zones::note(&state, &i18n, &user, tz),
         nav: nav(&user, &csrf.token),
         label: i18n.week(monday, days[6]),
         days: days.iter().map(|d| (d.to_string(), i18n.day_in_week(*d), *d == today)).collect(),
@@ -112,6 +113,8 @@ pub struct WeekRow {
 #[derive(Template)]
 #[template(path = "week.html")]
 pub struct WeekPage {
+    /// Both zones, when the area's is not the viewer's.
+    pub zone_note: Option<String>,
     pub i18n: PageI18n,
     pub nav: Option<Nav>,
     pub label: String,

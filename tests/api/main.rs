@@ -75,3 +75,4 @@ mod web;
 mod web_rooms;
 mod webhook_redirects;
 mod words_in_catalogues;
+mod zones;

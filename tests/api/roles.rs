@@ -88,6 +88,8 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("key.revoke", &[Admin]),
     // §19, §21: the signed-in person's own choice on /account.
     ("staff.set_language", &[Staff, Admin]),
+    // §24: /account gains time_zone.
+    ("staff.set_time_zone", &[Staff, Admin]),
     // §13: a person changes their own password on /account.
     ("staff.change_own_password", &[Staff, Admin]),
     // §10: a person replaces their own feed address on /account.

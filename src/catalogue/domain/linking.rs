@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::{Room, DEFAULT_MAX_DURATION_MINUTES};
+use crate::catalogue::hours::AreaRules;
 use crate::error::{ApiError, ErrorCode};
 
 /// One room asked for in a booking, as read (and share-locked) inside the
@@ -20,6 +21,8 @@ pub struct Bookable {
     pub approval_required: bool,
     pub check_in_required: bool,
     pub suite_members: Vec<String>,
+    /// Its area's zone, hours and holidays.
+    pub area: AreaRules,
 }
 
 /// Rooms that may be booked together, in position order (the order of every
@@ -69,6 +72,12 @@ impl LinkedRooms {
 
     pub fn approval_required(&self) -> bool {
         self.rooms.iter().any(|r| r.approval_required)
+    }
+
+    /// The area of the rooms (a suite is in one area, `room_suite_in_one_area`).
+    pub fn area(&self) -> &AreaRules {
+        static OPEN: std::sync::OnceLock<AreaRules> = std::sync::OnceLock::new();
+        self.rooms.first().map_or_else(|| OPEN.get_or_init(AreaRules::default), |r| &r.area)
     }
 
     pub fn check_in_required(&self) -> bool {

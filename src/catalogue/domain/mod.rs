@@ -146,6 +146,21 @@ pub struct Room {
     pub buffer_before_minutes: i32,
     /// Cleanup time after each meeting, minutes: to its end plus this.
     pub buffer_after_minutes: i32,
+    /// Its area's IANA time zone (SPEC §24), in which its times are shown
+    /// and read. Every area has one (`areas::settle_zones`).
+    #[diesel(select_expression = diesel::dsl::sql::<diesel::sql_types::Text>(ROOM_ZONE_SQL))]
+    #[diesel(select_expression_type = diesel::expression::SqlLiteral<diesel::sql_types::Text>)]
+    pub time_zone: String,
+}
+
+/// A room row's area zone, as a column of a query on `room`.
+pub const ROOM_ZONE_SQL: &str = "COALESCE((SELECT a.time_zone FROM area a WHERE a.code = room.area), 'UTC')";
+
+impl Room {
+    /// The zone its times are in (UTC only if the name were unknown).
+    pub fn zone(&self) -> chrono_tz::Tz {
+        self.time_zone.parse().unwrap_or(chrono_tz::UTC)
+    }
 }
 
 /// The active rooms of the installation as the pages show them: ordered by
@@ -179,6 +194,16 @@ impl RoomCatalog {
             }
         }
         areas
+    }
+
+    /// The zone of an area's rooms (`home` for an area without rooms).
+    pub fn zone_of_area(&self, area: &str, home: chrono_tz::Tz) -> chrono_tz::Tz {
+        self.rooms.iter().find(|r| r.area == area).map_or(home, Room::zone)
+    }
+
+    /// The zone of a room (`home` for a room not in the catalogue).
+    pub fn zone_of_room(&self, code: &str, home: chrono_tz::Tz) -> chrono_tz::Tz {
+        self.get(code).map_or(home, Room::zone)
     }
 
     pub fn in_area(&self, area: &str) -> Vec<Room> {

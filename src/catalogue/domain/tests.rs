@@ -17,6 +17,7 @@ fn room(code: &str, area: &str, suite: Option<&str>, position: i32) -> Room {
         active: true,
         buffer_before_minutes: 0,
         buffer_after_minutes: 0,
+        time_zone: "Asia/Seoul".to_owned(),
     }
 }
 
@@ -30,6 +31,7 @@ fn bookable(code: &str, suite: Option<&str>, position: i32, members: &[&str]) ->
         approval_required: false,
         check_in_required: false,
         suite_members: members.iter().map(|m| m.to_string()).collect(),
+        area: Default::default(),
     }
 }
 

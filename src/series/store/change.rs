@@ -63,8 +63,9 @@ async fn change(
     change: &SeriesChange,
     ctx: &Ctx<'_>,
 ) -> Result<(Series, Vec<Booking>), CommandError> {
-    let tz = ctx.policy.timezone;
     let series = lock(conn, id, ctx).await?;
+    // The zone the series was made in: its occurrences' wall-clock times.
+    let tz = series.timezone.parse().unwrap_or(ctx.policy.timezone);
     let from = change.from.map_or(ctx.now, |f| f.max(ctx.now));
     let ids = live_from(conn, id, from, true).await?;
     let before = find_many(conn, &ids).await?;
@@ -84,6 +85,8 @@ async fn change(
             r.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
             rules::ensure_within_horizon(&rooms, r, ctx)?;
         }
+        let ranges: Vec<TimeRange> = moved.iter().map(|(_, r)| *r).collect();
+        rules::ensure_open(conn, &rooms, &ranges, ctx).await?;
         diesel::delete(crate::db::schema::reservation_room::table)
             .filter(crate::db::schema::reservation_room::reservation_id.eq_any(&ids))
             .execute(conn)

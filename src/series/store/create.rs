@@ -71,15 +71,17 @@ impl Command for CreateSeries {
 /// Creates a series and its occurrences; refuses it whole in `fail` mode
 /// when any date is taken, books the free ones in `skip` mode.
 async fn create(conn: &mut Conn, new: &CreateSeries, ctx: &Ctx<'_>) -> Result<Created, CommandError> {
-    let tz = ctx.policy.timezone;
-    let occurrences = new.recurrence.occurrences(&new.first, tz).map_err(CommandError::Invalid)?;
     new.first.ensure_not_past(ctx.now)?;
     let quota = rules::Quota::lock(conn, ctx).await?;
     let rooms = rules::resolve(conn, new.rooms.codes(), &new.first, ctx).await?;
+    // Occurrences repeat at the same wall-clock time of the rooms' area (SPEC §24).
+    let tz = rooms.area().zone;
+    let occurrences = new.recurrence.occurrences(&new.first, tz).map_err(CommandError::Invalid)?;
     for o in &occurrences {
         o.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
         rules::ensure_within_horizon(&rooms, o, ctx)?;
     }
+    rules::ensure_open(conn, &rooms, &occurrences, ctx).await?;
     let codes = rooms.codes();
     let starts: Vec<_> = occurrences.iter().map(TimeRange::starts_at).collect();
     let ends: Vec<_> = occurrences.iter().map(TimeRange::ends_at).collect();

@@ -57,7 +57,7 @@ pub(super) async fn render_account_in(
     let local_password = staff::source_of(&mut conn, user.id).await?.as_deref() == Some("local");
     let passwords = app_password::list(&mut conn, user.id).await?;
     drop(conn);
-    let tz = state.policy().timezone;
+    let tz = user.zone(state.policy().timezone);
     let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
     let app_passwords = passwords
         .into_iter()
@@ -76,6 +76,8 @@ pub(super) async fn render_account_in(
     let csrf = Csrf::for_render(req, state);
     let page = AccountPage {
         language: choice.tag(),
+        time_zone: user.chosen_zone().unwrap_or_default().to_owned(),
+        home_zone: state.policy().timezone.name(),
         i18n,
         nav: pages::nav(user, &csrf.token),
         csrf: csrf.token.clone(),
@@ -107,6 +109,9 @@ pub struct AccountPage {
     pub i18n: PageI18n,
     /// The language the form shows chosen: the person's, else the page's.
     pub language: &'static str,
+    /// The person's own zone, empty for the installation's.
+    pub time_zone: String,
+    pub home_zone: &'static str,
     pub nav: Option<Nav>,
     pub csrf: String,
     pub username: String,

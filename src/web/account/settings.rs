@@ -139,6 +139,40 @@ pub async fn rotate_calendar_token(
     render_account(&state, &req, &user, Some(message), StatusCode::OK).await
 }
 
+/// `POST /account/time-zone` (`time_zone`: an IANA name, or empty for the
+/// installation's): the zone the person's pages show beside an area's.
+pub async fn choose_time_zone(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let raw = form.get("time_zone").trim();
+    let zone = match raw {
+        "" => None,
+        name => match name.parse::<chrono_tz::Tz>() {
+            Ok(z) => Some(z),
+            Err(_) => {
+                let i18n = PageI18n::of(&req);
+                let err = crate::error::ApiError::worded(
+                    crate::error::ErrorCode::InvalidTimeZone,
+                    serde_json::json!({ "field": "time_zone", "timeZone": name }),
+                );
+                let message = Notice::error(crate::web::pages::refusal(&i18n, &err));
+                return render_account(&state, &req, &user, Some(message), StatusCode::BAD_REQUEST).await;
+            }
+        },
+    };
+    let command = crate::auth::commands::SetTimeZone { zone };
+    if let Err(err) = state.pipeline.run(&crate::web::principal(&state, &user), None, &command).await {
+        let message = Notice::error(crate::web::pages::refusal(&PageI18n::of(&req), &err));
+        return render_account(&state, &req, &user, Some(message), crate::web::form::status_of(&err)).await;
+    }
+    // The page is drawn for the person as they are now.
+    let user = user.with_time_zone(zone);
+    let message = Notice::ok(PageI18n::of(&req).t("account-zone-saved"));
+    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
+}
+
 /// `POST /account/language` (`language` = `ko` | `en`): the person's
 /// choice, stored by the `staff.set_language` command; the answer is the
 /// account page in the chosen language, and the browser remembers it too

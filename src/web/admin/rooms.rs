@@ -116,7 +116,7 @@ async fn render_edit_with(
         let ids = store::buffer_conflicts(&mut conn, &room.code, state.clock.now()).await.map_err(DbError::from)?;
         (tokens, crate::rooms::booking::find_many(&mut conn, &ids).await.map_err(DbError::from)?)
     };
-    let tz = state.policy().timezone;
+    let tz = room.zone();
     let buffer_conflicts = buffer_conflicts
         .iter()
         .map(|b| {

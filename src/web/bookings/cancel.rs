@@ -79,7 +79,7 @@ pub async fn cancel(
     };
     match attempt.await {
         Ok(b) => {
-            let date = b.starts_at.with_timezone(&state.policy().timezone).date_naive();
+            let date = b.starts_at.with_timezone(&b.zone(state.policy().timezone)).date_naive();
             let area = enc(&area_of(&state, &b).await);
             Err(WebError::Redirect(format!("/rooms?date={date}&area={area}&cancelled={id}")))
         }

@@ -28,7 +28,8 @@ enum Booked {
 async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
     let title = Title::parse(form.get("title"))?;
     let rooms = RequestedRooms::parse(&form.all("rooms"))?;
-    let range = form_range(state.policy().timezone, form)?;
+    let tz = state.zone_of_rooms(&form.all("rooms")).await;
+    let range = form_range(tz, form)?;
     let organizer_name = Title::parse_field("organizerName", &user.display_name)?;
     let key = form_key(form)?;
     let principal = principal(state, user);
@@ -44,7 +45,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
                 title,
                 rooms,
                 first: range,
-                recurrence: crate::series::domain::from_form(repeat, until, state.policy().timezone)?,
+                recurrence: crate::series::domain::from_form(repeat, until, tz)?,
                 on_conflict: if form.get("on_conflict") == "skip" { OnConflict::Skip } else { OnConflict::Fail },
                 organizer_name,
             };
@@ -54,8 +55,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
 }
 
 /// The dates of a `SERIES_CONFLICT`, as people read them.
-fn taken_dates(state: &AppState, i18n: &I18n, err: &ApiError) -> Vec<String> {
-    let tz = state.policy().timezone;
+fn taken_dates(tz: chrono_tz::Tz, i18n: &I18n, err: &ApiError) -> Vec<String> {
     let at = |v: &serde_json::Value| {
         v.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).map(|t| t.with_timezone(&tz))
     };
@@ -94,7 +94,8 @@ pub async fn create(
             )))
         }
         Err(err) => {
-            let date = parse_date(form.get("date")).unwrap_or_else(|_| day::today(&state));
+            let tz = state.zone_of_rooms(&form.all("rooms")).await;
+            let date = parse_date(form.get("date")).unwrap_or_else(|_| day::today(&state, tz));
             let catalogue = state.catalogue.current().await?;
             let shown = day::pick_area(&catalogue, Some(form.get("area")));
             // A refused form gets a fresh key, so that the corrected one runs.
@@ -109,7 +110,7 @@ pub async fn create(
             kept.repeat = form.get("repeat").to_owned();
             kept.repeat_until = form.get("repeat_until").to_owned();
             let i18n = PageI18n::of(&req);
-            kept.conflicts = taken_dates(&state, &i18n, &err);
+            kept.conflicts = taken_dates(tz, &i18n, &err);
             let view = DayView {
                 date,
                 area: Some(shown),

@@ -31,7 +31,7 @@ pub(super) async fn render_detail(
     kept: Option<(String, String, String)>,
     status: StatusCode,
 ) -> Result<HttpResponse, WebError> {
-    let tz = state.policy().timezone;
+    let tz = b.zone(state.policy().timezone);
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
     let (history, series) = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
@@ -74,7 +74,7 @@ pub(super) async fn render_detail(
         form_start,
         form_end,
         message,
-        history: history_lines(state, &i18n, history),
+        history: history_lines(tz, &i18n, history),
         booking: b,
         i18n,
     };
@@ -105,13 +105,11 @@ pub async fn move_booking(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
+    // The new times are read in the booking's area's zone.
+    let tz = load(&state, id).await?.zone(state.policy().timezone);
     let attempt = async {
-        let change = move_to::Change {
-            range: form_range(state.policy().timezone, &form)?,
-            title: None,
-            expected_version: None,
-            rooms: None,
-        };
+        let change =
+            move_to::Change { range: form_range(tz, &form)?, title: None, expected_version: None, rooms: None };
         let key = form_key(&form)?;
         state.pipeline.run(&principal(&state, &user), Some(key), &MoveBooking { id, change }).await
     };

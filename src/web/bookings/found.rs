@@ -23,7 +23,7 @@ pub(super) async fn area_of(state: &AppState, b: &Booking) -> String {
 
 /// The day page of a booking, scrolled to it.
 pub(super) async fn day_of(state: &AppState, b: &Booking, flag: &str) -> String {
-    let date = b.starts_at.with_timezone(&state.policy().timezone).date_naive();
+    let date = b.starts_at.with_timezone(&b.zone(state.policy().timezone)).date_naive();
     let area = enc(&area_of(state, b).await);
     format!("/rooms?date={date}&area={area}&{flag}={id}#booking-{id}", id = b.id)
 }
@@ -41,7 +41,7 @@ pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
 }
 
 pub fn time_label(state: &AppState, i18n: &I18n, b: &Booking) -> String {
-    let tz = state.policy().timezone;
+    let tz = b.zone(state.policy().timezone);
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
     format!("{} {}–{}", i18n.date_compact(s.date_naive()), s.format("%H:%M"), e.format("%H:%M"))
 }

@@ -51,6 +51,11 @@ account-title = My account
 account-language-heading = Language
 account-language-label = Language of pages and mail
 account-language-submit = Save
+account-zone-heading = My time zone
+account-zone-label = Time zone (IANA name)
+account-zone-hint = Leave it empty for the installation's, { $zone }. Pages of other areas show your time beside theirs.
+account-zone-submit = Save time zone
+account-zone-saved = Time zone saved.
 account-language-saved = Your language is now English: pages and mail come in English.
 account-language-invalid = Choose the language: ko or en.
 account-feed-heading = Calendar subscription
@@ -210,11 +215,6 @@ room-field-buffer-after = Cleanup time after each meeting (minutes, 0-240)
 room-buffer-conflicts = Bookings closer than the buffers
 room-buffer-conflicts-hint = Future bookings the room's buffers as they are now would not have allowed. Each keeps the buffers it was made under.
 
-# The usage report (/admin/reports, SPEC §12).
-report-heading = Room usage report
-report-from = From
-report-to = To (inclusive)
-report-show = Show
 # Areas and holiday calendars (/admin/areas, /admin/holidays, SPEC §24, §29).
 areas-title = Areas
 areas-list = The areas
@@ -271,12 +271,17 @@ holidays-not-found = There is no holiday calendar { $code }.
 holidays-field-code = Give the calendar's code in 1 to 100 characters.
 upload-too-large = The file is too large (1 MiB at most).
 
-report-hint = Working hours are weekdays 09:00–18:00 ({ $timezone }). A period is at most 366 days; bookings, cancellations and releases count by their start.
+# The usage report (/admin/reports, SPEC §12).
+report-heading = Room usage report
+report-from = From
+report-to = To (inclusive)
+report-show = Show
+report-hint = Working hours are each area's hours per weekday in its own time zone, its holidays left out (time booked on a holiday still counts as booked). A period is in each area's dates, at most 366 days; bookings, cancellations and releases count by their start.
 report-working-hours = { $hours } working hours per room
 report-downloads = Download:
 report-download-utilisation = utilisation per room (CSV)
 report-download-bookings = list of bookings (CSV)
-report-chart-caption = Utilisation of working hours per room: the share of weekdays 09–18 taken by confirmed and released bookings
+report-chart-caption = Utilisation of working hours per room: the share of its area's working hours (holidays left out) taken by confirmed and released bookings
 report-chart-axis = Working-hours utilisation
 report-chart-title = Working-hours utilisation per room ({ $period })
 report-no-rooms = No rooms in use.
@@ -292,6 +297,7 @@ report-refused-from = Choose the start date as YYYY-MM-DD.
 report-refused-to = Choose the end date as YYYY-MM-DD.
 report-refused-reversed = The end date cannot be before the start date.
 report-refused-too-long = A report covers at most { $days } days.
+report-refused-area = There is no area “{ $area }”. Choose an area from the list.
 
 # A booking's page and its cancellation (SPEC §5, §9, §12).
 booking-not-found-heading = Booking not found
@@ -402,6 +408,8 @@ day-grid-label = Bookings of { $area } on { $date }
 day-free-cell = { $room } { $start }–{ $end } free, book it
 day-legend-free = free (click to book)
 day-band-setup = Setup
+zone-note = Times here are in { $area } (now { $areaNow }). In your zone, { $mine }, it is { $myNow }.
+zone-span = { $time } ({ $zone }; yours { $mine })
 day-band-cleanup = Cleanup
 day-legend-booked = booked
 day-book-heading = Book a room

@@ -51,6 +51,11 @@ account-title = 내 계정
 account-language-heading = 언어
 account-language-label = 페이지와 메일의 언어
 account-language-submit = 저장
+account-zone-heading = 내 시간대
+account-zone-label = 시간대 (IANA 이름)
+account-zone-hint = 비워 두면 설치의 시간대 { $zone }을 씁니다. 다른 구역의 페이지에 내 시간이 함께 나옵니다.
+account-zone-submit = 시간대 저장
+account-zone-saved = 시간대를 저장했습니다.
 account-language-saved = 언어를 한국어로 정했습니다. 페이지와 메일이 한국어로 나옵니다.
 account-language-invalid = 언어는 ko 또는 en 중에서 골라 주세요.
 account-feed-heading = 캘린더 구독
@@ -204,11 +209,6 @@ room-field-buffer-after = 회의 후 정리 시간 (분, 0~240)
 room-buffer-conflicts = 준비·정리 시간과 겹치는 예약
 room-buffer-conflicts-hint = 지금의 준비·정리 시간이라면 받지 않았을 앞으로의 예약입니다. 예약은 만들 때의 시간을 그대로 지킵니다.
 
-# The usage report (/admin/reports, SPEC §12).
-report-heading = 회의실 이용 보고서
-report-from = 시작일
-report-to = 종료일 (포함)
-report-show = 보기
 # Areas and holiday calendars (/admin/areas, /admin/holidays, SPEC §24, §29).
 areas-title = 구역 관리
 areas-list = 구역 목록
@@ -262,12 +262,17 @@ holidays-not-found = { $code } 휴일 달력은 없습니다.
 holidays-field-code = 휴일 달력 코드는 1~100자로 적어 주세요.
 upload-too-large = 파일이 너무 큽니다 (1 MiB까지).
 
-report-hint = 업무시간은 평일 09:00–18:00({ $timezone })입니다. 기간은 최대 366일이며, 예약·취소·반납은 시작 시각으로 셉니다.
+# The usage report (/admin/reports, SPEC §12).
+report-heading = 회의실 이용 보고서
+report-from = 시작일
+report-to = 종료일 (포함)
+report-show = 보기
+report-hint = 업무시간은 구역마다 그 구역의 시간대로 본 요일별 업무시간이며, 구역의 휴일은 빠집니다(휴일에 예약된 시간도 예약 시간으로 셉니다). 기간은 각 구역의 날짜로 최대 366일이며, 예약·취소·반납은 시작 시각으로 셉니다.
 report-working-hours = 회의실마다 업무시간 { $hours }시간
 report-downloads = 내려받기:
 report-download-utilisation = 회의실별 이용률 (CSV)
 report-download-bookings = 예약 목록 (CSV)
-report-chart-caption = 회의실별 업무시간 이용률: 평일 09–18시 중 확정·반납된 예약이 차지한 비율
+report-chart-caption = 회의실별 업무시간 이용률: 구역의 업무시간(휴일 제외) 중 확정·반납된 예약이 차지한 비율
 report-chart-axis = 업무시간 이용률
 report-chart-title = 회의실별 업무시간 이용률 ({ $period })
 report-no-rooms = 사용 중인 회의실이 없습니다.
@@ -283,6 +288,7 @@ report-refused-from = 시작일을 YYYY-MM-DD 형식으로 골라 주세요.
 report-refused-to = 종료일을 YYYY-MM-DD 형식으로 골라 주세요.
 report-refused-reversed = 종료일이 시작일보다 앞설 수 없습니다.
 report-refused-too-long = 보고서 기간은 최대 { $days }일입니다.
+report-refused-area = “{ $area }” 구역이 없습니다. 목록에서 구역을 골라 주세요.
 
 # A booking's page and its cancellation (SPEC §5, §9, §12).
 booking-not-found-heading = 예약을 찾을 수 없습니다
@@ -384,6 +390,8 @@ day-grid-label = { $area } { $date } 회의실 예약 현황
 day-free-cell = { $room } { $start }–{ $end } 비어 있음, 예약하기
 day-legend-free = 빈 시간(눌러서 예약)
 day-band-setup = 준비 시간
+zone-note = 이 구역의 시간은 { $area } 기준입니다 (지금 { $areaNow }). 내 시간대 { $mine }로는 지금 { $myNow }입니다.
+zone-span = { $time } ({ $zone }, 내 시간 { $mine })
 day-band-cleanup = 정리 시간
 day-legend-booked = 예약됨
 day-book-heading = 예약하기
