@@ -72,11 +72,13 @@ pub fn single(b: &Booking, ctx: &Context<'_>) -> String {
 pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<String> {
     let live: Vec<&Booking> = occurrences.iter().filter(|o| o.status.is_live()).collect();
     let first = live.first()?;
-    let recurrence = Recurrence::parse(&s.recurrence, ctx.tz).ok();
+    // The zone the series was made in (its rooms' area's): its wall clock.
+    let tz: Tz = s.timezone.parse().unwrap_or(ctx.tz);
+    let recurrence = Recurrence::parse(&s.recurrence, tz).ok();
     // The rule's dates, as the series was made (its first occurrence).
     let rule_dates: Vec<TimeRange> = recurrence
         .as_ref()
-        .and_then(|r| r.occurrences(&TimeRange::from_stored(s.starts_at, s.ends_at), ctx.tz).ok())
+        .and_then(|r| r.occurrences(&TimeRange::from_stored(s.starts_at, s.ends_at), tz).ok())
         .unwrap_or_default();
     let rule = recurrence.map(|r| r.rule().to_owned()).unwrap_or_default();
     let master_pending = live.iter().all(|o| o.status == Status::Pending);
@@ -113,7 +115,7 @@ pub fn series(s: &Series, occurrences: &[Booking], ctx: &Context<'_>) -> Option<
     };
     let from = written().map(|(start, _)| start).min().unwrap_or(s.starts_at);
     let to = written().map(|(_, end)| end).max().unwrap_or(s.ends_at);
-    let clock = Clock::zoned(ctx.tz, from, to);
+    let clock = Clock::zoned(tz, from, to);
     let mut cal = Calendar::object(None, clock);
     let repeats = Recurring { rule: Some(&rule), exdates: &exdates, recurrence_id: None };
     cal.push_in(&event(&master, ctx), clock, repeats);

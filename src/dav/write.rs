@@ -103,20 +103,44 @@ fn answer_get(door: &Door<'_>, etag: &str, last_modified: DateTime<Utc>, text: S
     }
 }
 
-fn read_object(door: &Door<'_>, body: &[u8]) -> Result<(String, Object), DavError> {
+/// Reads the body. Floating times are the invited rooms' area's (SPEC
+/// §24): read in the installation's zone first, and again in the rooms'
+/// when that is another (times with a zone or in UTC read the same).
+async fn read_object(door: &Door<'_>, body: &[u8]) -> Result<(String, Object), DavError> {
     let text = std::str::from_utf8(body).map_err(|_| {
         DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", "the body is not UTF-8")
     })?;
-    let object =
-        sent::read_object(text, door.state.policy().timezone, &door.state.room_mail_domain).map_err(|r| match r {
+    let read = |tz| {
+        sent::read_object(text, tz, &door.state.room_mail_domain).map_err(|r| match r {
             Refusal::Invalid(why) => {
                 DavError::precondition(StatusCode::BAD_REQUEST, CALDAV, "valid-calendar-data", why)
             }
             Refusal::Unsupported(why) => {
                 DavError::precondition(StatusCode::FORBIDDEN, CALDAV, "supported-calendar-component", why)
             }
-        })?;
+        })
+    };
+    let home = door.state.policy().timezone;
+    let mut object = read(home)?;
+    if let Object::Event(inv) = &object {
+        let zone = rooms_zone(door, inv).await?;
+        if zone != home {
+            object = read(zone)?;
+        }
+    }
     Ok((text.to_owned(), object))
+}
+
+/// The zone of the first invited room's area (the installation's when it
+/// invites none the catalogue knows).
+async fn rooms_zone(door: &Door<'_>, inv: &Invitation) -> Result<chrono_tz::Tz, DavError> {
+    let home = door.state.policy().timezone;
+    let catalogue = door.state.catalogue.current().await?;
+    Ok(inv
+        .rooms
+        .first()
+        .and_then(|c| catalogue.rooms().iter().find(|r| r.code.eq_ignore_ascii_case(c)))
+        .map_or(home, |r| r.zone()))
 }
 
 /// The rooms an invitation names, as the catalogue spells their codes.
@@ -151,7 +175,7 @@ async fn asked_of(door: &Door<'_>, inv: &Invitation) -> Result<Option<Result<Ask
         return Ok(None);
     }
     let rooms = room_codes(door, inv).await?;
-    let tz = door.state.policy().timezone;
+    let tz = rooms_zone(door, inv).await?;
     let asked = (|| {
         Ok(Asked {
             rooms: rooms?,
@@ -192,7 +216,7 @@ pub async fn put(door: &Door<'_>, resource: &Resource, body: &[u8]) -> Result<Ht
         });
     };
     door.ensure_own(username)?;
-    let (text, object) = read_object(door, body)?;
+    let (text, object) = read_object(door, body).await?;
     let asked = match &object {
         Object::Event(inv) => asked_of(door, inv).await?,
         Object::Todo { .. } => None,

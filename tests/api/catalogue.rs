@@ -30,7 +30,9 @@ async fn admins_create_change_and_retire_rooms_and_nobody_else_may() {
         json!({"code": "R1", "name": "큰 회의실", "area": "2층", "capacity": 12, "equipment": ["projector", "video"],
                "suite": null, "position": 1, "checkInRequired": false, "approvalRequired": false,
                "maxDurationMinutes": 720, "horizonDays": 30, "active": true,
-               "bufferBeforeMinutes": 0, "bufferAfterMinutes": 0})
+               "bufferBeforeMinutes": 0, "bufferAfterMinutes": 0,
+               "timeZone": "Asia/Seoul"}),
+        "a new area takes the installation's zone"
     );
 
     // A replay answers the same; a duplicate code is a conflict.

@@ -256,3 +256,35 @@ async fn a_person_chooses_their_zone_on_the_account_page() {
     let row = db.query_one("SELECT time_zone FROM staff_user WHERE username = $1", &[&ADMIN_USER]).await.unwrap();
     assert_eq!(zone(row), None, "empty is the installation's");
 }
+
+#[tokio::test]
+async fn a_calendar_apps_floating_times_are_the_invited_rooms_areas() {
+    let app = TestApp::spawn().await;
+    area(&app, json!({ "code": "NY", "timeZone": "America/New_York" })).await;
+    add_room(&app, json!({ "code": "NY1", "name": "Hudson", "area": "NY" })).await;
+    let dav = crate::caldav::Dav::person(&app, "kim").await;
+    let event = |uid: &str, room: &str| {
+        format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//floating//EN\r\nBEGIN:VEVENT\r\nUID:{uid}\r\n\
+             DTSTAMP:20270101T000000Z\r\nDTSTART:20270316T100000\r\nDTEND:20270316T110000\r\nSUMMARY:{uid}\r\n\
+             ATTENDEE;CUTYPE=ROOM:mailto:room-{}@yeyak.local\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+            room.to_lowercase()
+        )
+    };
+    for (uid, room) in [("ny-floating", "NY1"), ("seoul-floating", "A")] {
+        let put = dav.put(&format!("{uid}.ics"), &event(uid, room), &[]).await;
+        assert_eq!(put.status, StatusCode::CREATED, "{}", put.body);
+    }
+    let db = app.db().await;
+    let start = |title: &'static str| {
+        let db = &db;
+        async move {
+            db.query_one("SELECT starts_at FROM reservation WHERE title = $1", &[&title])
+                .await
+                .unwrap()
+                .get::<_, chrono::DateTime<Utc>>(0)
+        }
+    };
+    assert_eq!(start("ny-floating").await, Utc.with_ymd_and_hms(2027, 3, 16, 14, 0, 0).unwrap(), "10:00 in New York");
+    assert_eq!(start("seoul-floating").await, Utc.with_ymd_and_hms(2027, 3, 16, 1, 0, 0).unwrap(), "10:00 in Seoul");
+}
