@@ -93,6 +93,17 @@ pub async fn create(conn: &mut Conn, new: &NewRoom, home: Tz, now: DateTime<Utc>
     find(conn, new.code.as_str()).await?.ok_or_else(|| ApiError::internal().into())
 }
 
+/// The highest position of an area's active rooms (0 when it has none).
+async fn last_position(conn: &mut Conn, area: &str) -> QueryResult<i32> {
+    room::table
+        .filter(room::area.eq(area))
+        .filter(room::active)
+        .select(diesel::dsl::max(room::position))
+        .first::<Option<i32>>(conn)
+        .await
+        .map(|p| p.unwrap_or(0))
+}
+
 /// Locks an active room for a change of the catalogue.
 async fn lock_active(conn: &mut Conn, code: &str) -> Result<Room, CommandError> {
     let found: Option<Room> =
@@ -112,8 +123,12 @@ pub async fn patch(
     now: DateTime<Utc>,
 ) -> Result<Room, CommandError> {
     let current = lock_active(conn, code).await?;
-    let next = patch.apply(&current);
+    let mut next = patch.apply(&current);
     super::areas::ensure(conn, &next.area, home).await?;
+    if next.area != current.area && patch.position.is_none() {
+        // A room moved to another area takes the last position there (SPEC §24).
+        next.position = last_position(conn, &next.area).await? + 1;
+    }
     let updated = diesel::update(room::table.find(code))
         .set((
             room::name.eq(&next.name),

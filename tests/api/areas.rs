@@ -89,6 +89,23 @@ async fn areas_are_data_that_admins_create_and_change() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     add_room(&app, json!({ "code": "Z1", "name": "별관 회의실", "area": "별관" })).await;
+    add_room(&app, json!({ "code": "Z2", "name": "별관 작은 방", "area": "별관" })).await;
+    // A room moves to another area, at its last position, in that area's zone.
+    add_room(&app, json!({ "code": "Z0", "name": "본관 방", "area": "본관" })).await;
+    let (status, moved) =
+        send(&app, Method::PATCH, "/api/rooms/Z0", ADMIN, Some("move-a"), json!({ "area": "별관" })).await;
+    assert_eq!(
+        (status, moved["area"].as_str(), moved["position"].as_i64(), moved["timeZone"].as_str()),
+        (StatusCode::OK, Some("별관"), Some(3), Some("Asia/Seoul")),
+        "{moved}"
+    );
+    let (status, moved) =
+        send(&app, Method::PATCH, "/api/rooms/Z0", ADMIN, Some("move-ny"), json!({ "area": "뉴욕" })).await;
+    assert_eq!(
+        (status, moved["position"].as_i64(), moved["timeZone"].as_str()),
+        (StatusCode::OK, Some(1), Some("Asia/Seoul")),
+        "{moved}"
+    );
     let codes: Vec<String> = areas(&app).await.iter().map(|a| a["code"].as_str().unwrap().to_owned()).collect();
     assert!(codes.contains(&"별관".to_owned()) && codes.contains(&"뉴욕".to_owned()), "{codes:?}");
 }
