@@ -38,7 +38,7 @@ async fn render(
     let lines = pending
         .into_iter()
         .map(|b| PendingLine {
-            time: time_label(state, &i18n, &b),
+            time: time_label(state, &i18n, &b, None),
             rooms: b.rooms.join("+"),
             approve_key: IdempotencyKey::generate().as_str().to_owned(),
             reject_key: IdempotencyKey::generate().as_str().to_owned(),
@@ -73,7 +73,7 @@ async fn decide(
         Ok(b) => {
             let i18n = PageI18n::of(req);
             let key = if approve { "approvals-approved" } else { "approvals-rejected" };
-            let notice = Notice::ok(i18n.t2(key, "title", &b.title, "time", time_label(state, &i18n, &b)));
+            let notice = Notice::ok(i18n.t2(key, "title", &b.title, "time", time_label(state, &i18n, &b, None)));
             render(state, req, &user, Some(notice), StatusCode::OK).await
         }
         Err(err) => {

@@ -162,6 +162,10 @@ async fn series_keep_the_areas_wall_clock_across_both_dst_changes() {
         db.query_one("SELECT starts_at FROM reservation WHERE title = 'form'", &[]).await.unwrap().get(0);
     assert_eq!(starts, Utc.with_ymd_and_hms(2027, 3, 16, 13, 0, 0).unwrap(), "09:00 EDT");
     assert_eq!(starts.with_timezone(&NY).weekday(), chrono::Weekday::Tue);
+    // Its page shows New York time, the zone named, and the reader's Seoul time.
+    let detail = b.get(&format!("/bookings/{}", crate::web::booked_id(&booked))).await;
+    assert!(detail.html.contains("09:00–09:30") && detail.html.contains("America/New_York"), "{}", detail.html);
+    assert!(detail.html.contains("22:00–22:30"), "the reader's own time beside it");
     app.assert_consistent().await;
 }
 

@@ -29,7 +29,7 @@ pub async fn confirm_cancel(
     let csrf = Csrf::for_render(&req, &state);
     let i18n = PageI18n::of(&req);
     let page = CancelPage {
-        time: time_label(&state, &i18n, &b),
+        time: time_label(&state, &i18n, &b, Some(user.zone(state.policy().timezone))),
         i18n,
         nav: nav(&user, &csrf.token),
         csrf: csrf.token.clone(),

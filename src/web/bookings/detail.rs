@@ -56,7 +56,7 @@ pub(super) async fn render_detail(
         csrf: csrf.token.clone(),
         back: format!("/rooms?date={}&area={}#booking-{}", s.date_naive(), enc(&area_of(state, &b).await), b.id),
         rooms: b.rooms.join("+"),
-        time: time_label(state, &i18n, &b),
+        time: time_label(state, &i18n, &b, Some(user.zone(state.policy().timezone))),
         status: crate::web::words::status(&i18n, b.status),
         status_class: b.status.as_str().to_ascii_lowercase(),
         checked_in: b.checked_in_at.map(|t| t.with_timezone(&tz).format("%H:%M").to_string()),

@@ -40,8 +40,18 @@ pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
     crate::rooms::access::may_change(&principal(state, user), &b.organizer_digest)
 }
 
-pub fn time_label(state: &AppState, i18n: &I18n, b: &Booking) -> String {
+/// The booking's date and times in its area's zone; where `viewer` (the
+/// reader's zone) is another, that zone named and the reader's times after.
+pub fn time_label(state: &AppState, i18n: &I18n, b: &Booking, viewer: Option<chrono_tz::Tz>) -> String {
     let tz = b.zone(state.policy().timezone);
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
-    format!("{} {}–{}", i18n.date_compact(s.date_naive()), s.format("%H:%M"), e.format("%H:%M"))
+    let here = format!("{} {}–{}", i18n.date_compact(s.date_naive()), s.format("%H:%M"), e.format("%H:%M"));
+    match viewer.filter(|v| *v != tz) {
+        None => here,
+        Some(v) => {
+            let (vs, ve) = (b.starts_at.with_timezone(&v), b.ends_at.with_timezone(&v));
+            let yours = format!("{} {}–{}", i18n.date_compact(vs.date_naive()), vs.format("%H:%M"), ve.format("%H:%M"));
+            i18n.with("zone-span", &[("time", &here), ("zone", &tz.name()), ("mine", &yours)])
+        }
+    }
 }
