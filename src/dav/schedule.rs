@@ -77,6 +77,9 @@ struct Named {
     code: String,
     #[diesel(sql_type = Text)]
     name: String,
+    /// Its area's zone, the one mail writes the event's time in (SPEC §24).
+    #[diesel(sql_type = Text)]
+    time_zone: String,
 }
 
 /// Whether two versions ask the same of everyone: time, repetition, rooms
@@ -134,10 +137,13 @@ pub async fn tell(conn: &mut Conn, ctx: &Ctx<'_>, told: &Told<'_>) -> Result<(),
     let languages = languages_of(conn, &addresses).await?;
     let codes: Vec<String> =
         [before, after].iter().flatten().flat_map(|(_, inv)| &inv.rooms).map(|c| c.to_lowercase()).collect();
-    let rooms: Vec<Named> = diesel::sql_query("SELECT code, name FROM room WHERE lower(code) = ANY($1) ORDER BY code")
-        .bind::<Array<Text>, _>(&codes)
-        .load(conn)
-        .await?;
+    let rooms: Vec<Named> = diesel::sql_query(format!(
+        "SELECT code, name, {} AS time_zone FROM room WHERE lower(code) = ANY($1) ORDER BY code",
+        crate::catalogue::domain::ROOM_ZONE_SQL
+    ))
+    .bind::<Array<Text>, _>(&codes)
+    .load(conn)
+    .await?;
     let mut writer = Writer {
         rooms,
         ctx,
@@ -226,8 +232,19 @@ impl Writer<'_> {
         self.rows.push((id, kind, serde_json::to_value(p).expect("a prepared message is JSON")));
     }
 
+    /// The event's time in its first room's area's zone (named when it is
+    /// not the installation's), else the installation's.
     fn when(&self, i18n: &I18n, inv: &Invitation) -> String {
-        crate::mail::when(i18n, inv.starts_at, inv.ends_at, self.ctx.policy.timezone)
+        let home = self.ctx.policy.timezone;
+        crate::mail::when_in(i18n, inv.starts_at, inv.ends_at, self.zone(inv), home)
+    }
+
+    fn zone(&self, inv: &Invitation) -> chrono_tz::Tz {
+        self.rooms
+            .iter()
+            .find(|r| inv.rooms.iter().any(|c| c.eq_ignore_ascii_case(&r.code)))
+            .and_then(|r| r.time_zone.parse().ok())
+            .unwrap_or(self.ctx.policy.timezone)
     }
 
     /// The names of the event's rooms, as the catalogue writes them.
@@ -289,7 +306,7 @@ impl Writer<'_> {
         let first = refused.details["conflicts"][0]["startsAt"]
             .as_str()
             .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-            .map(|d| i18n.date_short(d.with_timezone(&self.ctx.policy.timezone).date_naive()));
+            .map(|d| i18n.date_short(d.with_timezone(&self.zone(inv)).date_naive()));
         let title = inv.summary.replace(['\r', '\n'], " ");
         let when = self.when(&i18n, inv);
         let sequence = sequence(text);
