@@ -1,8 +1,10 @@
-//! Utilisation reports (issue 17): a year of 50 rooms × 10 bookings a day
-//! (182,500 bookings; 1 in 20 cancelled, 1 in 25 released after 16 minutes)
-//! inserted with set-based SQL; p50/p99 of `/admin/reports` (signed-in
-//! admin) and of both CSV downloads (admin key), over four weeks and over
-//! the whole year, with SQL statements per request and response size.
+//! Utilisation reports (issues 17 and 39): a year of 50 rooms × 10 bookings
+//! a day (182,500 bookings; 1 in 20 cancelled, 1 in 25 released after 16
+//! minutes) in two areas — 25 rooms in Seoul with 15 weekday holidays, 25
+//! in New York with 08:00–17:00 hours — inserted with set-based SQL;
+//! p50/p99 of `/admin/reports` (signed-in admin) and of both CSV downloads
+//! (admin key), over four weeks and over the whole year, all areas and one
+//! (`?area=`), with SQL statements per request and response size.
 //!
 //! Run: `cargo bench --bench reports`.
 
@@ -11,16 +13,29 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{ms, pct, Bench, ADMIN_KEY};
 
-/// 50 rooms; 10 bookings of 45 minutes every 50 minutes from 08:00 local,
-/// every day of 2030, each room copy beside its booking.
+/// Two areas: `측정` (Asia/Seoul, the default hours, a holiday calendar of
+/// 15 Wednesdays) and `측정-뉴욕` (America/New_York, Monday–Friday
+/// 08:00–17:00); 25 rooms each; 10 bookings of 45 minutes every 50 minutes
+/// from 08:00 local, every day of 2030, each room copy beside its booking.
 const YEAR: &str = "
+INSERT INTO holiday_calendar (code, name) VALUES ('측정-휴일', '측정 휴일');
+INSERT INTO holiday (calendar, day, name)
+SELECT '측정-휴일', DATE '2030-01-02' + 21 * k, '휴일 ' || k FROM generate_series(0, 14) k;
+INSERT INTO area (code, name, time_zone, working_hours, holiday_calendar, position) VALUES
+    ('측정', '측정', NULL, DEFAULT, '측정-휴일', 100),
+    ('측정-뉴욕', '측정 뉴욕', 'America/New_York',
+     '{\"mon\": [\"08:00\", \"17:00\"], \"tue\": [\"08:00\", \"17:00\"], \"wed\": [\"08:00\", \"17:00\"],
+       \"thu\": [\"08:00\", \"17:00\"], \"fri\": [\"08:00\", \"17:00\"], \"sat\": null, \"sun\": null}', NULL, 101);
 INSERT INTO room (code, name, area, position)
-SELECT 'R' || lpad(i::text, 2, '0'), '측정실 ' || i, '측정', i FROM generate_series(1, 50) i;
+SELECT 'R' || lpad(i::text, 2, '0'), '측정실 ' || i, CASE WHEN i <= 25 THEN '측정' ELSE '측정-뉴욕' END, i
+  FROM generate_series(1, 50) i;
 CREATE TEMP TABLE plan AS
 SELECT row_number() OVER () + 1000000 AS id, code, start,
        CASE WHEN n % 25 = 1 THEN 'RELEASED' WHEN n % 20 = 0 THEN 'CANCELLED' ELSE 'CONFIRMED' END AS status
   FROM (SELECT 'R' || lpad(i::text, 2, '0') AS code,
-               (DATE '2030-01-01' + d + time '08:00') AT TIME ZONE 'Asia/Seoul' + s * interval '50 minutes' AS start,
+               (DATE '2030-01-01' + d + time '08:00')
+                   AT TIME ZONE CASE WHEN i <= 25 THEN 'Asia/Seoul' ELSE 'America/New_York' END
+                   + s * interval '50 minutes' AS start,
                d * 500 + s * 50 + i AS n
           FROM generate_series(0, 364) d, generate_series(0, 9) s, generate_series(1, 50) i) p;
 INSERT INTO reservation (id, title, organizer_name, organizer_digest, starts_at, ends_at, created_at, updated_at,
@@ -37,7 +52,7 @@ SELECT id, '회의 ' || id, '직원', 'bench', start,
 INSERT INTO reservation_room (reservation_id, room, starts_at, ends_at, active)
 SELECT p.id, p.code, r.starts_at, r.ends_at, p.status <> 'CANCELLED' FROM plan p JOIN reservation r USING (id);
 SELECT setval(pg_get_serial_sequence('reservation', 'id'), 2000000);
-ANALYZE room; ANALYZE reservation; ANALYZE reservation_room;";
+ANALYZE area; ANALYZE holiday; ANALYZE room; ANALYZE reservation; ANALYZE reservation_room;";
 
 struct Run {
     lat: Vec<Duration>,
@@ -80,6 +95,12 @@ async fn main() {
     println!("## Reports over a year of 50 rooms × 10 bookings a day (182,500 bookings), sequential requests");
     println!("| request | range | requests | p50 ms | p99 ms | SQL statements per request | bytes |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
+    // Then one area's 25 rooms (`?area=`, URL-encoded `측정-뉴욕`).
+    let ny = "area=%EC%B8%A1%EC%A0%95-%EB%89%B4%EC%9A%95";
+    let ranges = ranges
+        .into_iter()
+        .map(|(label, query, n)| (label.to_owned(), query.to_owned(), n))
+        .chain(ranges.map(|(label, query, n)| (format!("{label}, one area"), format!("{query}&{ny}"), n)));
     for (label, query, n) in ranges {
         let cases: [(&str, String, &reqwest::Client, Option<&str>, usize); 3] = [
             ("page `/admin/reports`", format!("/admin/reports?{query}"), &browser, None, n),

@@ -1,5 +1,6 @@
-//! `GET /api/admin/reports/utilisation.csv` and `…/bookings.csv` (SPEC §12):
-//! an admin key, or a signed-in admin following the page's links.
+//! `GET /api/admin/reports/utilisation.csv` and `…/bookings.csv` (SPEC §12,
+//! §24): an admin key, or a signed-in admin following the page's links;
+//! `?area=` for one area's rooms (an unknown area is a 400 naming `area`).
 
 use actix_web::http::{header, Method};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -13,6 +14,7 @@ use crate::state::AppState;
 
 const FROM: &str = "first local date, YYYY-MM-DD (default: four weeks before `to`)";
 const TO: &str = "last local date, included, YYYY-MM-DD (default: today; at most 366 days after `from`)";
+const AREA: &str = "one area's code: only its rooms (default: every area)";
 
 pub fn routes(api: &mut Api) {
     api.route(
@@ -21,13 +23,15 @@ pub fn routes(api: &mut Api) {
         Op::new::<String>(
             Tag::Admin,
             "utilisationReport",
-            "per active room: booked hours, share of the working day, bookings, cancellations, releases (CSV)",
+            "per active room: its area, booked hours, working hours of its area (weekdays and hours in its zone, \
+             holidays left out) and the share booked, bookings, cancellations, releases (CSV)",
             200,
         )
         .admin()
         .media("text/csv")
         .query("from", FROM, false)
-        .query("to", TO, false),
+        .query("to", TO, false)
+        .query("area", AREA, false),
         utilisation,
     )
     .route(
@@ -37,17 +41,20 @@ pub fn routes(api: &mut Api) {
             .admin()
             .media("text/csv")
             .query("from", FROM, false)
-            .query("to", TO, false),
+            .query("to", TO, false)
+            .query("area", AREA, false),
         bookings,
     );
 }
 
-/// `?from=…&to=…` as typed (the first of each; other parameters ignored);
-/// [`Period::parse`] decides.
+/// `?from=…&to=…&area=…` as typed (the first of each; other parameters
+/// ignored); [`Period::parse`] decides the range, the report whether the
+/// area exists.
 #[derive(Debug, Default)]
 pub struct RangeQuery {
     pub from: Option<String>,
     pub to: Option<String>,
+    pub area: Option<String>,
 }
 
 impl RangeQuery {
@@ -57,11 +64,17 @@ impl RangeQuery {
             let slot = match &*name {
                 "from" => &mut q.from,
                 "to" => &mut q.to,
+                "area" => &mut q.area,
                 _ => continue,
             };
             slot.get_or_insert_with(|| value.into_owned());
         }
         q
+    }
+
+    /// The area asked for; empty (the page's "every area") is none.
+    pub fn area(&self) -> Option<&str> {
+        self.area.as_deref().map(str::trim).filter(|a| !a.is_empty())
     }
 
     pub fn period(&self, state: &AppState) -> Result<Period, RangeError> {
@@ -77,16 +90,29 @@ fn download(name: &str, period: Period, body: Vec<u8>) -> HttpResponse {
         .body(body)
 }
 
+/// The answer to an area no row has.
+pub fn unknown_area() -> ApiError {
+    ApiError::malformed("area", "no area has this code")
+}
+
 async fn utilisation(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let period = RangeQuery::of(&req).period(&state)?;
+    let query = RangeQuery::of(&req);
+    let period = query.period(&state)?;
     let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-    let report = store::utilisation(&mut conn, period, state.policy().timezone).await.map_err(DbError::from)?;
+    let report = store::utilisation(&mut conn, period, state.policy().timezone, query.area())
+        .await
+        .map_err(DbError::from)?
+        .ok_or_else(unknown_area)?;
     Ok(download("utilisation", period, csv::utilisation(&report)))
 }
 
 async fn bookings(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let period = RangeQuery::of(&req).period(&state)?;
+    let query = RangeQuery::of(&req);
+    let period = query.period(&state)?;
     let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
-    let lines = store::bookings(&mut conn, period, state.policy().timezone).await.map_err(DbError::from)?;
+    let lines = store::bookings(&mut conn, period, state.policy().timezone, query.area())
+        .await
+        .map_err(DbError::from)?
+        .ok_or_else(unknown_area)?;
     Ok(download("bookings", period, csv::bookings(&lines)))
 }

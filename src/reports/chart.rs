@@ -1,5 +1,5 @@
 //! The utilisation bar chart, drawn on the server as SVG with `plotters`:
-//! one horizontal bar per room (share of the working hours, 0–100 %), so the
+//! one horizontal bar per room (share of its area's working hours, 0–100 %), so the
 //! page needs no script. The SVG carries `role="img"`, an `aria-label` and
 //! `<title>`/`<desc>` naming every room's share, for screen readers.
 
@@ -105,12 +105,13 @@ mod tests {
             releases: 0,
         };
         let period = Period::parse(Some("2026-11-02"), Some("2026-11-02"), chrono::NaiveDate::MIN).unwrap();
-        let one = Utilisation { period, rooms: vec![room("A", 16_200)] };
+        let one = Utilisation { period, area: None, areas: Vec::new(), rooms: vec![room("A", 16_200)] };
         assert!(
             utilisation_svg(&one, &I18n::new(crate::i18n::Lang::Ko)).unwrap().lines().any(|l| l == "A"),
             "a single room draws"
         );
-        let report = Utilisation { period, rooms: vec![room("A", 16_200), room("B", 0)] };
+        let report =
+            Utilisation { period, area: None, areas: Vec::new(), rooms: vec![room("A", 16_200), room("B", 0)] };
         let svg = utilisation_svg(&report, &I18n::new(crate::i18n::Lang::Ko)).unwrap();
         let labels = svg.lines().filter(|l| *l == "A" || *l == "B").count();
         assert_eq!(labels, 2, "one label per room, no empty segment");

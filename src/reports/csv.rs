@@ -104,7 +104,8 @@ pub const BOOKINGS_HEADER: [&str; 12] = [
     "cancelled_at",
 ];
 
-/// One row per booking; times local (`YEYAK_TIMEZONE`), empty when unset.
+/// One row per booking; times local (`YEYAK_TIMEZONE`, or the zone of the
+/// area asked for), empty when unset.
 pub fn bookings(lines: &[BookingLine]) -> Vec<u8> {
     let mut w = Writer::new();
     w.write_record(BOOKINGS_HEADER);

@@ -11,8 +11,9 @@ pub const MAX_DAYS: i64 = 366;
 /// The range shown when none is asked for: the last four weeks.
 pub const DEFAULT_DAYS: i64 = 28;
 
-/// A report's dates in the office's zone, both ends included; at most
-/// [`MAX_DAYS`] long, `from` never after `to`.
+/// A report's dates, both ends included; at most [`MAX_DAYS`] long, `from`
+/// never after `to`. They are local dates of each area: the same dates
+/// cover different instants in areas of different time zones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Period {
     from: NaiveDate,
@@ -117,10 +118,11 @@ pub struct RoomUse {
     /// Confirmed and released (to its shortened end) time inside the period.
     #[diesel(sql_type = BigInt)]
     pub booked_seconds: i64,
-    /// The part of `booked_seconds` inside working hours.
+    /// The part of `booked_seconds` inside its area's working hours.
     #[diesel(sql_type = BigInt)]
     pub working_booked_seconds: i64,
-    /// Working hours of the period (09:00–18:00 local, Monday–Friday).
+    /// Working hours of the period in its area: the area's weekday hours
+    /// in its zone, its holidays left out.
     #[diesel(sql_type = BigInt)]
     pub working_seconds: i64,
     /// Confirmed or released bookings starting in the period.
@@ -154,10 +156,24 @@ pub fn hours(seconds: i64) -> String {
     format!("{:.2}", seconds as f64 / 3600.0)
 }
 
-/// The utilisation report: one line per active room, area and position order.
+/// One area of a report: its zone and the working time of the period there
+/// (the same for each of its rooms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AreaHours {
+    pub code: String,
+    pub time_zone: String,
+    pub working_seconds: i64,
+}
+
+/// The utilisation report: one line per active room, area and position
+/// order; every area reported on (all, or the one asked for), with or
+/// without active rooms.
 #[derive(Debug, Clone)]
 pub struct Utilisation {
     pub period: Period,
+    /// The area asked for (`?area=`), or none: every area.
+    pub area: Option<String>,
+    pub areas: Vec<AreaHours>,
     pub rooms: Vec<RoomUse>,
 }
 
@@ -176,11 +192,6 @@ impl Utilisation {
             cancellations: sum(|r| r.cancellations),
             releases: sum(|r| r.releases),
         }
-    }
-
-    /// Working hours of the period for one room.
-    pub fn working_seconds(&self) -> i64 {
-        self.rooms.first().map_or(0, |r| r.working_seconds)
     }
 }
 

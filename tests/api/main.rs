@@ -48,6 +48,7 @@ mod operations;
 mod outbox;
 mod public_bind_refusals;
 mod read_pool;
+mod report_areas;
 mod reports;
 mod reserved_tenants;
 mod roles;

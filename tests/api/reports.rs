@@ -17,7 +17,7 @@ use crate::web_rooms::staff_member;
 const TITLE: &str = "주간 \"전략\" 회의, 1부; 둘째 줄";
 
 /// The Monday at least a week after the test clock's day (Asia/Seoul).
-fn monday(app: &TestApp) -> NaiveDate {
+pub(crate) fn monday(app: &TestApp) -> NaiveDate {
     let today = app.clock.now().with_timezone(&chrono_tz::Asia::Seoul).date_naive();
     let next = today + Duration::days(7);
     next - Duration::days(next.weekday().num_days_from_monday() as i64) + Duration::days(7)
@@ -27,7 +27,7 @@ fn seoul(day: NaiveDate, hh: u32, mm: u32) -> String {
     format!("{day}T{hh:02}:{mm:02}:00+09:00")
 }
 
-async fn book(app: &TestApp, key: &str, title: &str, rooms: &[&str], starts: String, ends: String) -> Value {
+pub(crate) async fn book(app: &TestApp, key: &str, title: &str, rooms: &[&str], starts: String, ends: String) -> Value {
     let idem = uuid::Uuid::new_v4().to_string();
     let (status, b) = body(app.create_booking(key, "alice", &idem, &booking(title, rooms, &starts, &ends)).await).await;
     assert_eq!(status, StatusCode::CREATED, "{b}");
@@ -35,7 +35,7 @@ async fn book(app: &TestApp, key: &str, title: &str, rooms: &[&str], starts: Str
 }
 
 /// Python's csv module reads the download (`utf-8-sig` drops the BOM).
-fn python_csv(bytes: &[u8]) -> Vec<Vec<String>> {
+pub(crate) fn python_csv(bytes: &[u8]) -> Vec<Vec<String>> {
     let file = std::env::temp_dir().join(format!("yeyak-report-{}.csv", uuid::Uuid::new_v4().simple()));
     std::fs::write(&file, bytes).unwrap();
     let out = std::process::Command::new("python3")
@@ -53,7 +53,7 @@ fn python_csv(bytes: &[u8]) -> Vec<Vec<String>> {
 }
 
 /// The numeric cells of a room's row on the page.
-fn page_row(html: &str, code: &str) -> Vec<String> {
+pub(crate) fn page_row(html: &str, code: &str) -> Vec<String> {
     let start = html.find(&format!("<tr id=\"room-{code}\">")).unwrap_or_else(|| panic!("no row {code}"));
     let row = &html[start..start + html[start..].find("</tr>").unwrap()];
     row.split("<td class=\"num\">").skip(1).map(|c| c.split("</td>").next().unwrap().to_owned()).collect()
