@@ -1,4 +1,5 @@
-//! Day page rendering (issue: staff UI): time to render a day of 3 rooms with
+//! Day and week page rendering (issue: staff UI; the week since issue 39): time
+//! to render a day (and its week) of 3 rooms with
 //! 300 bookings in the week around it, and SQL statements per render (the
 //! pool's connections count every statement they start).
 //!
@@ -35,13 +36,19 @@ WITH ins AS (
 INSERT INTO reservation_room (reservation_id, room, starts_at, ends_at, active)
 SELECT id, r, starts_at, ends_at, true FROM ins, (VALUES ('A'), ('B')) v(r);";
 
-async fn renders(bench: &Bench, client: &reqwest::Client, date: &str, n: usize) -> (Vec<Duration>, f64, usize) {
+async fn renders(
+    bench: &Bench,
+    client: &reqwest::Client,
+    page: &str,
+    date: &str,
+    n: usize,
+) -> (Vec<Duration>, f64, usize) {
     let before = bench.state.db_stats.statements();
     let mut lat = Vec::with_capacity(n);
     let mut size = 0;
     for _ in 0..n {
         let t = Instant::now();
-        let res = client.get(format!("{}/rooms?date={date}", bench.base)).send().await.unwrap();
+        let res = client.get(format!("{}{page}?date={date}", bench.base)).send().await.unwrap();
         assert_eq!(res.status().as_u16(), 200);
         size = res.bytes().await.unwrap().len();
         lat.push(t.elapsed());
@@ -56,14 +63,20 @@ async fn main() {
     let bench = Bench::start_with(|c| c.background = false).await;
     bench.sql(WEEK).await;
     let client = bench.signed_in().await;
-    renders(&bench, &client, "2030-06-12", 50).await; // warm-up
-    println!("## Day page render, sequential requests from one signed-in browser");
+    renders(&bench, &client, "/rooms", "2030-06-12", 50).await; // warm-up
+    renders(&bench, &client, "/rooms/week", "2030-06-12", 50).await; // warm-up
+    println!("## Day and week page render, sequential requests from one signed-in browser");
     println!("| day | bookings that day | renders | p50 ms | p99 ms | SQL statements per render | HTML bytes |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    for (date, label) in [("2030-06-12", "45 (week of 300)"), ("2030-07-01", "0")] {
-        let (lat, queries, size) = renders(&bench, &client, date, 500).await;
+    for (page, date, label) in [
+        ("/rooms", "2030-06-12", "45 (week of 300)"),
+        ("/rooms", "2030-07-01", "0"),
+        ("/rooms/week", "2030-06-12", "week: 300"),
+        ("/rooms/week", "2030-07-01", "week: 0"),
+    ] {
+        let (lat, queries, size) = renders(&bench, &client, page, date, 500).await;
         println!(
-            "| {date} | {label} | 500 | {:.2} | {:.2} | {queries:.2} | {size} |",
+            "| {page} {date} | {label} | 500 | {:.2} | {:.2} | {queries:.2} | {size} |",
             ms(pct(&lat, 0.5)),
             ms(pct(&lat, 0.99))
         );

@@ -52,8 +52,21 @@ async fn round(bench: &Arc<Bench>, round: usize, counter: &Arc<AtomicU64>) -> (u
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let rooms = "INSERT INTO room (code, name, area, position, horizon_days, max_duration_minutes)
-                 SELECT 'Q' || i, '측정 ' || i, '측정', i + 1, 3650, 60 FROM generate_series(0, 7) i;";
+    // Rooms name an area row (SPEC §24); RULES_AREA_CLOSED=1 makes the area
+    // close on holidays, which adds the holiday check to every booking.
+    let closed = if std::env::var_os("RULES_AREA_CLOSED").is_some() {
+        "INSERT INTO holiday_calendar (code, name) VALUES ('kr', 'kr');
+         INSERT INTO holiday (calendar, day, name) VALUES ('kr', '2031-12-25', '성탄절');
+         UPDATE area SET closed_on_holidays = true, holiday_calendar = 'kr' WHERE code = '측정';"
+    } else {
+        ""
+    };
+    let rooms = format!(
+        "INSERT INTO area (code, name, position) VALUES ('측정', '측정', 100);
+                 INSERT INTO room (code, name, area, position, horizon_days, max_duration_minutes)
+                 SELECT 'Q' || i, '측정 ' || i, '측정', i + 1, 3650, 60 FROM generate_series(0, 7) i; {closed}"
+    );
+    let rooms = rooms.as_str();
     let plain = Arc::new(Bench::start_with(|c| c.background = false).await);
     let quota = Arc::new(
         Bench::start_with(|c| {

@@ -73,6 +73,7 @@ pub async fn ensure_open(
         diesel::sql_query("SELECT day, name FROM holiday WHERE calendar = $1 AND day = ANY($2) ORDER BY day LIMIT 1")
             .bind::<Text, _>(calendar)
             .bind::<Array<Date>, _>(dates)
+            .cached()
             .get_result(conn)
             .await
             .optional()?;
