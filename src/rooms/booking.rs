@@ -80,8 +80,9 @@ pub struct Booking {
     #[serde(skip)]
     #[diesel(sql_type = Array<Int4>)]
     pub buffers_after: Vec<i32>,
-    /// The zone of its first room's area (SPEC §24), in which its times are
-    /// shown: pages, mail, calendars.
+    /// The zone of its rooms' area (SPEC §24; rooms booked together are of
+    /// one suite, in one area), in which its times are shown: pages, mail,
+    /// calendars. `min` rather than an ordered aggregate: no sort.
     #[serde(skip)]
     #[diesel(sql_type = Nullable<Text>)]
     pub time_zone: Option<String>,
@@ -146,7 +147,7 @@ SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id
                 '{}') AS buffers_before,
        COALESCE(array_agg(rr.buffer_after_minutes ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL),
                 '{}') AS buffers_after,
-       (array_agg(am.time_zone ORDER BY rm.position, rm.code) FILTER (WHERE rr.room IS NOT NULL))[1] AS time_zone
+       min(am.time_zone) AS time_zone
   FROM reservation r
   LEFT JOIN reservation_room rr ON rr.reservation_id = r.id
   LEFT JOIN room rm ON rm.code = rr.room
