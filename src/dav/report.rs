@@ -269,12 +269,11 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
             .select(Series::as_select())
             .load(&mut conn)
             .await?;
-        let occurrences: Vec<Booking> = diesel::sql_query(format!(
-            "{BOOKING_COLUMNS} WHERE r.series_id = ANY($1) GROUP BY r.id ORDER BY r.starts_at, r.id"
-        ))
-        .bind::<diesel::sql_types::Array<diesel::sql_types::Int8>, _>(&series_ids)
-        .load(&mut conn)
-        .await?;
+        let occurrences: Vec<Booking> =
+            diesel::sql_query(format!("{BOOKING_COLUMNS} WHERE r.series_id = ANY($1) ORDER BY r.starts_at, r.id"))
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Int8>, _>(&series_ids)
+                .load(&mut conn)
+                .await?;
         (series, occurrences)
     };
     let mut staff_ids: Vec<i64> = bookings.iter().chain(&occurrences).filter_map(|b| b.organizer_staff_id).collect();

@@ -140,7 +140,7 @@ pub async fn find(conn: &mut Conn, id: i64) -> QueryResult<Option<Series>> {
 
 /// Every occurrence of a series, cancelled ones included, by start.
 pub async fn occurrences(conn: &mut Conn, id: i64) -> QueryResult<Vec<Booking>> {
-    diesel::sql_query(format!("{} WHERE r.series_id = $1 GROUP BY r.id ORDER BY r.starts_at, r.id", BOOKING_COLUMNS))
+    diesel::sql_query(format!("{} WHERE r.series_id = $1 ORDER BY r.starts_at, r.id", BOOKING_COLUMNS))
         .bind::<Int8, _>(id)
         .cached()
         .load(conn)
