@@ -126,7 +126,8 @@ async fn main() {
         .replace("$3", "8")
         .replace("$4", "ARRAY['projector']::text[]")
         .replace("$5::text", "NULL::text")
-        .replace("$5", "NULL");
+        .replace("$5", "NULL")
+        .replace("$6", "100");
     let mut conn = yeyak::db::establish(&bench.db_url()).await.unwrap();
     #[derive(diesel::QueryableByName)]
     struct Line {

@@ -7,11 +7,11 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, Bool, Int4, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
-use super::domain::{Bookable, NewRoom, Room, RoomPatch};
+use super::domain::{Bookable, NewRoom, Room, RoomPatch, SearchLimit};
 use super::hours::{AreaRules, WorkingHours};
 use crate::command::CommandError;
 use crate::db::cached::CacheExt;
@@ -200,8 +200,9 @@ pub async fn retire(
 
 /// Active rooms free for the whole window `[from, to)` with at least
 /// `min_capacity` seats and every tag of `equipment`, optionally in one area;
-/// smallest sufficient capacity first. The NOT EXISTS probes the EXCLUDE
-/// constraint's GiST index (room, range) once per candidate room.
+/// smallest sufficient capacity first, the first `limit` of them. The NOT
+/// EXISTS probes the EXCLUDE constraint's GiST index (room, range) once per
+/// candidate room, in that order, until `limit` are found.
 pub async fn free(
     conn: &mut Conn,
     from: DateTime<Utc>,
@@ -209,6 +210,7 @@ pub async fn free(
     min_capacity: i32,
     equipment: &[String],
     area: Option<&str>,
+    limit: SearchLimit,
 ) -> QueryResult<Vec<Room>> {
     diesel::sql_query(FREE_ROOMS_SQL)
         .bind::<Timestamptz, _>(from)
@@ -216,6 +218,7 @@ pub async fn free(
         .bind::<Int4, _>(min_capacity)
         .bind::<Array<Text>, _>(equipment)
         .bind::<Nullable<Text>, _>(area)
+        .bind::<Int8, _>(limit.get())
         .cached()
         .load::<RoomByName>(conn)
         .await
@@ -259,7 +262,8 @@ SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.c
                     WHERE rr.room = r.code AND rr.active
                       AND reservation_room_occupied(rr.starts_at, rr.ends_at, rr.buffer_before_minutes, rr.buffer_after_minutes)
                        && reservation_room_occupied($1, $2, r.buffer_before_minutes, r.buffer_after_minutes))
- ORDER BY r.capacity, r.area, r.position, r.code";
+ ORDER BY r.capacity, r.area, r.position, r.code
+ LIMIT $6";
 
 #[derive(QueryableByName)]
 struct RoomByName {

@@ -133,6 +133,72 @@ pub fn etag(target: Target, version: i64) -> String {
     }
 }
 
+/// The members statement of one kind of collection. Each kind has its own
+/// text, so that its "whose" condition is a plain equality the planner
+/// takes to an index in the statement's generic (prepared) plan: with one
+/// text for both and `$n IS NULL OR …`, a room's collection scanned every
+/// booking of the site (7.9 s at 3,000,000, SPEC §27). `$1` is the
+/// organizer's digest, `$2` the room, `$3` the person whose own CalDAV
+/// names and stored objects apply; `$4`-`$9` as in [`members`].
+macro_rules! members_sql {
+    (singles: $singles:expr, whose: $whose:expr, series: $series:expr) => {
+        concat!(
+            "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid, r.updated_at, NULL::text AS etag ",
+            $singles,
+            "
+               LEFT JOIN dav_event d ON d.reservation_id = r.id AND d.staff_id = $3
+              WHERE ",
+            $whose,
+            " AND r.series_id IS NULL AND (d.body IS NULL OR $3::int8 IS NULL) AND r.status IN ",
+            crate::live_statuses!(),
+            "
+                AND ($5::timestamptz IS NULL OR tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)'))
+                AND ($7::int8[] IS NULL OR r.id = ANY($7))
+             UNION ALL
+             SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid, greatest(s.updated_at, max(r.updated_at)),
+                    NULL
+               FROM booking_series s
+               JOIN reservation r ON r.series_id = s.id
+               LEFT JOIN dav_event d ON d.series_id = s.id AND d.staff_id = $3
+              WHERE (d.body IS NULL OR $3::int8 IS NULL) AND ",
+            $series,
+            "
+                AND ($8::int8[] IS NULL OR s.id = ANY($8))
+              GROUP BY s.id, d.name, d.uid
+             HAVING bool_or(r.status IN ",
+            crate::live_statuses!(),
+            " AND r.ends_at > $4)
+                AND ($5::timestamptz IS NULL OR bool_or(r.status IN ",
+            crate::live_statuses!(),
+            "
+                     AND tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)')))
+             UNION ALL
+             SELECT 'o', o.id, 0, o.name, o.uid, coalesce(o.updated_at, o.created_at), o.etag
+               FROM dav_event o
+              WHERE $3::int8 IS NOT NULL AND o.staff_id = $3 AND o.body IS NOT NULL AND o.deleted_at IS NULL
+                AND ($5::timestamptz IS NULL OR o.starts_at IS NULL
+                     OR tstzrange(o.starts_at, o.ends_at, '[]') && tstzrange($5, $6, '[)'))
+                AND ($9::int8[] IS NULL OR o.id = ANY($9))
+              ORDER BY 1, 2"
+        )
+    };
+}
+
+/// A person's `bookings/`: by `reservation_organizer_live_idx`.
+const ORGANIZER_MEMBERS: &str = members_sql!(
+    singles: "FROM reservation r",
+    whose: "r.organizer_digest = $1",
+    series: "s.organizer_digest = $1"
+);
+
+/// A room's collection: its room rows through the room's exclusion index
+/// (`room =`, active rows; live bookings hold active rows).
+const ROOM_MEMBERS: &str = members_sql!(
+    singles: "FROM reservation_room x JOIN reservation r ON r.id = x.reservation_id",
+    whose: "x.room = $2 AND x.active",
+    series: "$2 = ANY(s.rooms)"
+);
+
 /// The members of a collection, optionally only those with time in
 /// `[from, to)`, optionally only `only` (multiget, sync). Singles first,
 /// each by start.
@@ -148,55 +214,23 @@ pub async fn members(
     let bookings = pick(|t| if let Target::Booking(id) = t { Some(*id) } else { None });
     let series = pick(|t| if let Target::Series(id) = t { Some(*id) } else { None });
     let stored = pick(|t| if let Target::Object(id) = t { Some(*id) } else { None });
-    let rows: Vec<Row> = diesel::sql_query(concat!(
-        "SELECT 'b' AS kind, r.id, r.version::int8 AS version, d.name, d.uid, r.updated_at, NULL::text AS etag
-           FROM reservation r
-           LEFT JOIN dav_event d ON d.reservation_id = r.id AND d.staff_id = $3
-          WHERE r.series_id IS NULL AND (d.body IS NULL OR $3::int8 IS NULL) AND r.status IN ",
-        crate::live_statuses!(),
-        "
-            AND ($1::text IS NULL OR r.organizer_digest = $1)
-            AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = $2))
-            AND ($5::timestamptz IS NULL OR tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)'))
-            AND ($7::int8[] IS NULL OR r.id = ANY($7))
-         UNION ALL
-         SELECT 's', s.id, (s.version + sum(r.version))::int8, d.name, d.uid, greatest(s.updated_at, max(r.updated_at)),
-                NULL
-           FROM booking_series s
-           JOIN reservation r ON r.series_id = s.id
-           LEFT JOIN dav_event d ON d.series_id = s.id AND d.staff_id = $3
-          WHERE (d.body IS NULL OR $3::int8 IS NULL) AND ($1::text IS NULL OR s.organizer_digest = $1)
-            AND ($2::text IS NULL OR $2 = ANY(s.rooms))
-            AND ($8::int8[] IS NULL OR s.id = ANY($8))
-          GROUP BY s.id, d.name, d.uid
-         HAVING bool_or(r.status IN ",
-        crate::live_statuses!(),
-        " AND r.ends_at > $4)
-            AND ($5::timestamptz IS NULL OR bool_or(r.status IN ",
-        crate::live_statuses!(),
-        "
-                 AND tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($5, $6, '[)')))
-         UNION ALL
-         SELECT 'o', o.id, 0, o.name, o.uid, coalesce(o.updated_at, o.created_at), o.etag
-           FROM dav_event o
-          WHERE $3::int8 IS NOT NULL AND o.staff_id = $3 AND o.body IS NOT NULL AND o.deleted_at IS NULL
-            AND ($5::timestamptz IS NULL OR o.starts_at IS NULL
-                 OR tstzrange(o.starts_at, o.ends_at, '[]') && tstzrange($5, $6, '[)'))
-            AND ($9::int8[] IS NULL OR o.id = ANY($9))
-          ORDER BY 1, 2"
-    ))
-    .bind::<Nullable<Text>, _>(scope.digest())
-    .bind::<Nullable<Text>, _>(scope.room())
-    .bind::<Nullable<Int8>, _>(scope.staff_id())
-    .bind::<Timestamptz, _>(now)
-    .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.0))
-    .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.1))
-    .bind::<Nullable<Array<Int8>>, _>(bookings)
-    .bind::<Nullable<Array<Int8>>, _>(series)
-    .bind::<Nullable<Array<Int8>>, _>(stored)
-    .cached()
-    .load(conn)
-    .await?;
+    let sql = match scope {
+        Scope::Organizer { .. } => ORGANIZER_MEMBERS,
+        Scope::Room(_) => ROOM_MEMBERS,
+    };
+    let rows: Vec<Row> = diesel::sql_query(sql)
+        .bind::<Nullable<Text>, _>(scope.digest())
+        .bind::<Nullable<Text>, _>(scope.room())
+        .bind::<Nullable<Int8>, _>(scope.staff_id())
+        .bind::<Timestamptz, _>(now)
+        .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.0))
+        .bind::<Nullable<Timestamptz>, _>(window.map(|w| w.1))
+        .bind::<Nullable<Array<Int8>>, _>(bookings)
+        .bind::<Nullable<Array<Int8>>, _>(series)
+        .bind::<Nullable<Array<Int8>>, _>(stored)
+        .cached()
+        .load(conn)
+        .await?;
     Ok(rows.into_iter().map(|r| r.into_member(host)).collect())
 }
 

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::extract::{AdminCaller, AdminCommand, ApiCaller, ApiJson};
 use super::openapi::{Api, Op, Tag};
 use super::run;
-use crate::catalogue::domain::{combinations, Equipment, NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody};
+use crate::catalogue::domain::{
+    combinations, Equipment, NewRoom, NewRoomBody, Room, RoomPatch, RoomPatchBody, SearchLimit,
+};
 use crate::catalogue::{commands, store, CreateRoom, PatchRoom};
 use crate::db::DbError;
 use crate::error::{ApiError, ErrorCode};
@@ -38,13 +40,14 @@ pub fn routes(api: &mut Api) {
         Op::new::<FreeRoomsReply>(
             Tag::Rooms,
             "findFreeRooms",
-            "active rooms free for the whole window, smallest sufficient capacity first",
+            "active rooms free for the whole window, smallest sufficient capacity first, the first `limit`",
             200,
         )
         .query("from", "RFC 3339 start of the window", true)
         .query("to", "RFC 3339 end of the window", true)
         .query("minCapacity", "seats needed (default 1)", false)
         .query("area", "only rooms of this area", false)
+        .query("limit", "how many rooms at most, the best first (default 100, at most 1000)", false)
         .query_list("equipment", "tags every room must have (repeat for several)"),
         find_free,
     )
@@ -169,6 +172,7 @@ pub struct FreeQuery {
     pub min_capacity: i32,
     pub equipment: Equipment,
     pub area: Option<String>,
+    pub limit: SearchLimit,
 }
 
 /// Longest window a search may cover.
@@ -209,14 +213,15 @@ impl FreeQuery {
         let tags: Vec<&str> = pairs.iter().filter(|(k, _)| k == "equipment").map(|(_, v)| v.as_str()).collect();
         let equipment = Equipment::parse("equipment", &tags)?;
         let area = one("area").filter(|a| !a.trim().is_empty()).map(|a| a.trim().to_owned());
-        Ok(FreeQuery { from, to, min_capacity, equipment, area })
+        let limit = SearchLimit::parse("limit", one("limit"))?;
+        Ok(FreeQuery { from, to, min_capacity, equipment, area, limit })
     }
 }
 
 async fn find_free(state: web::Data<AppState>, _: ApiCaller, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let q = FreeQuery::parse(&req)?;
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let rooms = store::free(&mut conn, q.from, q.to, q.min_capacity, &q.equipment.tags(), q.area.as_deref())
+    let rooms = store::free(&mut conn, q.from, q.to, q.min_capacity, &q.equipment.tags(), q.area.as_deref(), q.limit)
         .await
         .map_err(DbError::from)?;
     let rooms = rooms.into_iter().map(|r| view(&state, r)).collect();

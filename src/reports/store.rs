@@ -40,7 +40,10 @@ use crate::db::Conn;
 /// An area without active rooms gives one row without a room (`code`
 /// null), so an area asked for that exists is told from one that does not
 /// (no row at all) in the same statement.
-const UTILISATION: &str = "
+macro_rules! utilisation_sql {
+    ($bookings:expr) => {
+        concat!(
+            "
 WITH areas AS (
     SELECT a.code, z.tz, a.working_hours, a.holiday_calendar,
            $1::timestamp AT TIME ZONE z.tz AS lo,
@@ -74,12 +77,9 @@ per_room AS (
                AS bookings,
            count(*) FILTER (WHERE r.status = 'CANCELLED' AND r.starts_at >= a.lo AND r.starts_at < a.hi) AS cancellations,
            count(*) FILTER (WHERE r.status = 'RELEASED' AND r.starts_at >= a.lo AND r.starts_at < a.hi) AS releases
-      FROM reservation r
-      JOIN reservation_room rr ON rr.reservation_id = r.id
-      JOIN room m ON m.code = rr.room
-      JOIN areas a ON a.code = m.area
-     WHERE tstzrange(r.starts_at, r.ends_at, '[)')
-           && tstzrange(($1 - 1)::timestamp AT TIME ZONE 'UTC', ($2 + 2)::timestamp AT TIME ZONE 'UTC', '[)')
+",
+            $bookings,
+            "
      GROUP BY rr.room)
 SELECT w.area, w.tz AS time_zone, w.seconds AS working_seconds,
        room.code, room.name,
@@ -92,7 +92,37 @@ SELECT w.area, w.tz AS time_zone, w.seconds AS working_seconds,
   FROM working w
   LEFT JOIN room ON room.area = w.area AND room.active
   LEFT JOIN per_room p ON p.room = room.code
- ORDER BY w.area, room.position, room.code";
+ ORDER BY w.area, room.position, room.code"
+        )
+    };
+}
+
+/// The whole site: the period's bookings through `reservation_time_idx`.
+const UTILISATION: &str = utilisation_sql!(
+    "
+      FROM reservation r
+      JOIN reservation_room rr ON rr.reservation_id = r.id
+      JOIN room m ON m.code = rr.room
+      JOIN areas a ON a.code = m.area
+     WHERE tstzrange(r.starts_at, r.ends_at, '[)')
+           && tstzrange(($1 - 1)::timestamp AT TIME ZONE 'UTC', ($2 + 2)::timestamp AT TIME ZONE 'UTC', '[)')"
+);
+
+/// One area (`$4`): its rooms' rows through `reservation_room_room_end_idx`
+/// (room, end), the rows of any status that end after the widened period's
+/// start, then those that start before its end: the area's bookings, never
+/// the site's year (4.2 s for one area of a 3,000,000-booking campus
+/// through the time index, SPEC §27). Its own text, so that the generic
+/// plan of the prepared statement takes that index.
+const UTILISATION_OF_AREA: &str = utilisation_sql!(
+    "
+      FROM areas a
+      JOIN room m ON m.area = a.code
+      JOIN reservation_room rr ON rr.room = m.code
+       AND rr.ends_at > ($1 - 1)::timestamp AT TIME ZONE 'UTC'
+       AND rr.starts_at < ($2 + 2)::timestamp AT TIME ZONE 'UTC'
+      JOIN reservation r ON r.id = rr.reservation_id"
+);
 
 /// Every booking (any status) that starts in the period, by start; local
 /// times as text, rooms as `A+B` in position order. With an area (`$4`),
@@ -167,7 +197,8 @@ pub async fn utilisation(
     home: Tz,
     area: Option<&str>,
 ) -> QueryResult<Option<Utilisation>> {
-    let rows: Vec<Row> = diesel::sql_query(UTILISATION)
+    let sql = if area.is_some() { UTILISATION_OF_AREA } else { UTILISATION };
+    let rows: Vec<Row> = diesel::sql_query(sql)
         .bind::<Date, _>(period.from())
         .bind::<Date, _>(period.to())
         .bind::<Text, _>(home.name())

@@ -231,7 +231,10 @@ pub async fn list(
 }
 
 /// Bookings that hold time overlapping `[from, to)` in any of `rooms` (one
-/// area's day or week page), by start time.
+/// area's day or week page), by start time. Found room by room through
+/// the room rows' exclusion index (`room =`, range `&&`, active rows:
+/// occupied bookings hold active rows), so a page reads its own rooms'
+/// bookings, never the site's week (SPEC §27).
 pub async fn list_in_rooms(
     conn: &mut Conn,
     from: DateTime<Utc>,
@@ -240,9 +243,11 @@ pub async fn list_in_rooms(
 ) -> QueryResult<Vec<Booking>> {
     diesel::sql_query(format!(
         "{BOOKING_COLUMNS}
-          WHERE tstzrange(r.starts_at, r.ends_at, '[)') && tstzrange($1, $2, '[)')
+          WHERE r.id IN (SELECT x.reservation_id
+                           FROM unnest($3::text[]) AS asked(room)
+                           JOIN reservation_room x ON x.room = asked.room AND x.active
+                            AND tstzrange(x.starts_at, x.ends_at, '[)') && tstzrange($1, $2, '[)'))
             AND r.status IN {occupied}
-            AND EXISTS (SELECT 1 FROM reservation_room x WHERE x.reservation_id = r.id AND x.room = ANY($3))
           ORDER BY r.starts_at, r.id",
         occupied = crate::occupied_statuses!()
     ))

@@ -13,7 +13,7 @@ use super::language::PageI18n;
 use super::pages::refusal;
 use super::pages::{self, nav, Nav};
 use super::{html_response, Csrf, SignedIn, WebError};
-use crate::catalogue::domain::Equipment;
+use crate::catalogue::domain::{Equipment, SearchLimit};
 use crate::db::DbError;
 use crate::error::ApiError;
 use crate::http::rooms::FreeQuery;
@@ -27,6 +27,7 @@ pub struct FindQuery {
     capacity: Option<String>,
     equipment: Option<String>,
     area: Option<String>,
+    limit: Option<String>,
 }
 
 pub async fn find(
@@ -45,14 +46,17 @@ pub async fn find(
     };
     let asked = q.start.is_some() || q.end.is_some();
     let i18n = PageI18n::of(&req);
-    let (results, message, status) = if asked {
+    let (results, message, status, capped) = if asked {
         match search(&state, &q, tz).await {
-            Ok(rooms) => (Some(rooms), None, StatusCode::OK),
-            Err(Found::Refused(err)) => (None, Some(refusal(&i18n, &err)), status_of(&err)),
+            Ok((rooms, limit)) => {
+                let capped = (rooms.len() as i64 == limit.get()).then_some(limit.get());
+                (Some(rooms), None, StatusCode::OK, capped)
+            }
+            Err(Found::Refused(err)) => (None, Some(refusal(&i18n, &err)), status_of(&err), None),
             Err(Found::Db(e)) => return Err(e.into()),
         }
     } else {
-        (None, None, StatusCode::OK)
+        (None, None, StatusCode::OK, None)
     };
     let csrf = Csrf::for_render(&req, &state);
     let page = FindPage {
@@ -67,6 +71,7 @@ pub async fn find(
         areas: catalogue.areas(),
         known_equipment: catalogue.equipment().join(", "),
         results,
+        capped,
         message,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
@@ -87,7 +92,8 @@ fn status_of(err: &ApiError) -> StatusCode {
     super::form::status_of(err)
 }
 
-async fn search(state: &AppState, q: &FindQuery, tz: chrono_tz::Tz) -> Result<Vec<FoundRoom>, Found> {
+/// The rooms found, and the limit they were cut at (SPEC §27).
+async fn search(state: &AppState, q: &FindQuery, tz: chrono_tz::Tz) -> Result<(Vec<FoundRoom>, SearchLimit), Found> {
     let date = parse_date(q.date.as_deref().unwrap_or_default())?;
     let (start, end) = (q.start.as_deref().unwrap_or_default(), q.end.as_deref().unwrap_or_default());
     let range = local_range(tz, date, parse_time("start", start)?, parse_time("end", end)?)?;
@@ -102,6 +108,7 @@ async fn search(state: &AppState, q: &FindQuery, tz: chrono_tz::Tz) -> Result<Ve
     };
     let equipment = Equipment::parse_list("equipment", q.equipment.as_deref().unwrap_or_default())?;
     let area = q.area.as_deref().map(str::trim).filter(|a| !a.is_empty());
+    let limit = SearchLimit::parse("limit", q.limit.as_deref())?;
     let mut conn = state.pool.get().await.map_err(|e| Found::Db(e.into()))?;
     let rooms = crate::catalogue::store::free(
         &mut conn,
@@ -110,10 +117,11 @@ async fn search(state: &AppState, q: &FindQuery, tz: chrono_tz::Tz) -> Result<Ve
         min_capacity,
         &equipment.tags(),
         area,
+        limit,
     )
     .await
     .map_err(|e| Found::Db(e.into()))?;
-    Ok(rooms
+    let found = rooms
         .into_iter()
         .map(|r| {
             // Each room at its own local time, and the form filled in with it.
@@ -135,7 +143,8 @@ async fn search(state: &AppState, q: &FindQuery, tz: chrono_tz::Tz) -> Result<Ve
                 equipment: r.equipment.join(", "),
             }
         })
-        .collect())
+        .collect();
+    Ok((found, limit))
 }
 
 pub struct FoundRoom {
@@ -165,5 +174,7 @@ pub struct FindPage {
     pub known_equipment: String,
     /// `None` before a search.
     pub results: Option<Vec<FoundRoom>>,
+    /// The limit, when the search filled it: more rooms may be free.
+    pub capped: Option<i64>,
     pub message: Option<String>,
 }

@@ -307,6 +307,8 @@ async fn the_free_room_search_is_exact() {
     assert_eq!(search("&area=F&equipment=video&equipment=projector".into()).await, ["F2"]);
     assert_eq!(search("&area=F&equipment=whiteboard".into()).await, Vec::<String>::new());
     assert_eq!(search("&minCapacity=7".into()).await, ["A", "B", "C", "F6"]);
+    // The best `limit`, in the same order.
+    assert_eq!(search("&minCapacity=7&limit=2".into()).await, ["A", "B"]);
     // The linked booking frees both rooms when it goes.
     app.cancel_booking(TENANT_ONE, "alice", linked["id"].as_i64().unwrap(), None, &json!({})).await;
     assert_eq!(search("&area=F&minCapacity=5&equipment=projector".into()).await, ["F2", "F4", "F5"]);
@@ -320,11 +322,50 @@ async fn the_free_room_search_is_exact() {
         ),
         (format!("/api/rooms/free?from={}&to={}&equipment=a%20b", enc(&at(1, 10, 0)), enc(&at(1, 11, 0))), "equipment"),
         ("/api/rooms/free?from=yesterday&to=today".to_owned(), "from"),
+        (format!("/api/rooms/free?from={}&to={}&limit=0", enc(&at(1, 10, 0)), enc(&at(1, 11, 0))), "limit"),
+        (format!("/api/rooms/free?from={}&to={}&limit=1001", enc(&at(1, 10, 0)), enc(&at(1, 11, 0))), "limit"),
+        (format!("/api/rooms/free?from={}&to={}&limit=all", enc(&at(1, 10, 0)), enc(&at(1, 11, 0))), "limit"),
     ];
     for (path, field) in bad {
         let (status, err) = app.get_json(&path, TENANT_ONE).await;
         assert_eq!((status, err["details"]["field"].as_str()), (StatusCode::BAD_REQUEST, Some(field)), "{path}: {err}");
     }
+}
+
+/// SPEC §27: a search answers the best 100 rooms unless asked for more (at
+/// most 1,000), smallest sufficient capacity first; `/find` says when it
+/// stopped at its limit.
+#[tokio::test]
+async fn the_free_room_search_answers_the_best_limit_rooms() {
+    let app = TestApp::spawn().await;
+    // 150 more rooms of 2..=151 seats, in an area of their own.
+    app.db()
+        .await
+        .batch_execute(
+            "INSERT INTO area (code, name, position) VALUES ('Z', 'Z', 99);
+             INSERT INTO room (code, name, area, position, capacity)
+             SELECT 'Z' || n, 'Z ' || n, 'Z', n, n + 1 FROM generate_series(1, 150) n;",
+        )
+        .await
+        .unwrap();
+    let path = |q: &str| format!("/api/rooms/free?from={}&to={}&area=Z{q}", enc(&at(1, 10, 0)), enc(&at(1, 11, 0)));
+    let (status, body) = app.get_json(&path(""), TENANT_ONE).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let want: Vec<String> = (1..=100).map(|n| format!("Z{n}")).collect();
+    assert_eq!(codes(&body), want, "the default: the 100 smallest");
+    let (_, body) = app.get_json(&path("&limit=1000"), TENANT_ONE).await;
+    assert_eq!(codes(&body).len(), 150);
+    let (_, body) = app.get_json(&path("&limit=3&minCapacity=50"), TENANT_ONE).await;
+    assert_eq!(codes(&body), ["Z49", "Z50", "Z51"]);
+
+    let browser = crate::web::Browser::new(&app);
+    browser.sign_in(crate::web::ADMIN_USER, crate::web::ADMIN_PASSWORD).await;
+    let page = browser.get("/find?date=2031-03-03&start=10:00&end=11:00&area=Z&limit=5").await;
+    assert_eq!(page.status, 200);
+    assert!(page.html.contains(">Z 5 <") && !page.html.contains(">Z 6 <"), "{}", page.html);
+    assert!(page.html.contains("5곳만") || page.html.contains("The best 5 rooms"), "the cut is said: {}", page.html);
+    let page = browser.get("/find?date=2031-03-03&start=10:00&end=11:00&area=Z&limit=0").await;
+    assert_eq!(page.status, 400);
 }
 
 #[tokio::test]

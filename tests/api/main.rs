@@ -69,6 +69,7 @@ mod sso_oidc;
 mod sso_support;
 mod startup;
 mod statements;
+mod statements_scale;
 mod sweeper;
 mod sweeper_drain;
 mod unknown_key_flood;

@@ -33,6 +33,34 @@ pub const MAX_HORIZON_DAYS: i32 = 3_650;
 pub const MAX_CAPACITY: i32 = 10_000;
 const MAX_TAGS: usize = 32;
 
+/// How many rooms a free-room search answers (SPEC §27): the best `limit`
+/// by smallest sufficient capacity, 100 unless asked, at most 1,000, so a
+/// campus of 5,000 rooms never sends them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchLimit(i64);
+
+impl SearchLimit {
+    pub const DEFAULT: SearchLimit = SearchLimit(100);
+    pub const MAX: i64 = 1_000;
+
+    /// `None` or empty is the default; anything but a whole number 1-1000 is
+    /// a 400 naming `field`.
+    pub fn parse(field: &str, raw: Option<&str>) -> Result<Self, ApiError> {
+        match raw.map(str::trim) {
+            None | Some("") => Ok(Self::DEFAULT),
+            Some(raw) => {
+                raw.parse::<i64>().ok().filter(|n| (1..=Self::MAX).contains(n)).map(SearchLimit).ok_or_else(|| {
+                    ApiError::malformed(field, format!("must be a whole number of rooms, 1-{}", Self::MAX))
+                })
+            }
+        }
+    }
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
 /// `[A-Za-z0-9][A-Za-z0-9_-]{0,31}`: safe in URLs and file names (`{code}.ics`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct RoomCode(String);

@@ -388,6 +388,7 @@ find-found = { $count ->
     [one] 1 free room
    *[other] { $count } free rooms
 }
+find-capped = The best { $count } rooms, smallest sufficient first; more may be free. Ask for more seats, equipment or one area to narrow the search.
 find-none = No free room fits. Try another time or fewer seats.
 find-book-column = Book
 find-book = Book { $name }

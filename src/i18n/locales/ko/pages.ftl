@@ -373,6 +373,7 @@ find-known-equipment = 있는 장비:
 find-no-equipment = 없음
 find-submit = 찾기
 find-found = 빈 회의실 { $count }곳
+find-capped = 인원에 맞는 작은 회의실부터 { $count }곳만 보여 줍니다. 더 있을 수 있으니 인원, 장비나 구역으로 좁혀 보세요.
 find-none = 조건에 맞는 빈 회의실이 없습니다. 시간이나 인원을 바꿔 보세요.
 find-book-column = 예약
 find-book = { $name } 예약하기

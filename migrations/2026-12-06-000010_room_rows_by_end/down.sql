@@ -1,0 +1,1 @@
+DROP INDEX reservation_room_room_end_idx;
