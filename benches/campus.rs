@@ -9,7 +9,8 @@
 //! Run: `cargo bench --bench campus` (release build, one yeyak process per
 //! install in this process, keep-alive clients). `CAMPUS_ROOMS=500` makes a
 //! smaller campus (bookings per room stay the same); `CAMPUS_KEEP=1` keeps
-//! both databases and prints their names.
+//! both databases and prints their names; `CAMPUS_DB=name` measures a kept
+//! campus again without loading it (its `CAMPUS_ROOMS` must be given too).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -41,6 +42,7 @@ struct Site {
 /// user triggers, dropped while a load runs and rebuilt after it: building
 /// a GiST index over the loaded rows is what makes the load take minutes.
 const SAVE_AND_DROP: &str = "
+SET maintenance_work_mem = '1GB';
 CREATE TEMP TABLE campus_ddl AS
 SELECT format('ALTER TABLE %I ADD CONSTRAINT %I %s', c.conrelid::regclass, c.conname, pg_get_constraintdef(c.oid)) AS ddl,
        format('ALTER TABLE %I DROP CONSTRAINT %I', c.conrelid::regclass, c.conname) AS undo, 1 AS ord
@@ -208,29 +210,22 @@ fn tomorrow() -> NaiveDate {
 
 /// Starts an install, loads it (`rooms` rooms, the same bookings per room),
 /// books the admin's first booking through the form and copies it 499 times.
-async fn site(label: &'static str, rooms: i64) -> Site {
-    let bench = Bench::start_with(|c| c.background = false).await;
+///
+/// With `reuse`, the database an earlier run kept (`CAMPUS_KEEP=1`) is
+/// measured again as it is: nothing is loaded, and what the earlier mixed
+/// load booked is deleted first.
+async fn site(label: &'static str, rooms: i64, reuse: Option<String>) -> Site {
+    let bench = match &reuse {
+        Some(db) => Bench::start_on(db.clone(), |c| c.background = false).await,
+        None => Bench::start_with(|c| c.background = false).await,
+    };
     let started = Instant::now();
-    let hash = yeyak::auth::hashing::hash_password(PASSWORD);
-    bench.sql(&catalogue_sql(rooms, &hash)).await;
-    let admin = browser(&bench.base, "admin", "yeyak-admin").await;
-    // The person's first booking, through the form: it carries their digest.
-    let day = tomorrow();
-    let page = admin.get(format!("{}/rooms?date={day}", bench.base)).send().await.unwrap().text().await.unwrap();
-    let form = [
-        ("title", "Mine 0".to_owned()),
-        ("date", day.to_string()),
-        ("start", "20:00".into()),
-        ("end", "21:00".into()),
-        ("rooms", "A".into()),
-        ("csrf_token", field(&page, "csrf_token")),
-        ("idempotency_key", field(&page, "idempotency_key")),
-    ];
-    let res = admin.post(format!("{}/bookings", bench.base)).form(&form).send().await.unwrap();
-    assert_eq!(res.status().as_u16(), 303, "the first booking");
-    let home = bench.state.policy().timezone.name().to_owned();
-    let load = format!("{SAVE_AND_DROP}\n{}\n{PERSON_SQL}\n{RESTORE}", bookings_sql(&home));
-    bench.sql(&load).await;
+    let admin = if reuse.is_some() {
+        bench.sql("DELETE FROM reservation WHERE title = 'load'").await;
+        browser(&bench.base, "admin", "yeyak-admin").await
+    } else {
+        load(&bench, rooms).await
+    };
     // An app password for CalDAV.
     let account = admin.get(format!("{}/account", bench.base)).send().await.unwrap().text().await.unwrap();
     let made = admin
@@ -270,6 +265,32 @@ async fn site(label: &'static str, rooms: i64) -> Site {
         started.elapsed().as_secs_f64()
     );
     Site { label, bench, admin, dav_password, rooms }
+}
+
+/// Loads the catalogue, the people and the bookings into a fresh install;
+/// the admin's browser, signed in.
+async fn load(bench: &Bench, rooms: i64) -> reqwest::Client {
+    let hash = yeyak::auth::hashing::hash_password(PASSWORD);
+    bench.sql(&catalogue_sql(rooms, &hash)).await;
+    let admin = browser(&bench.base, "admin", "yeyak-admin").await;
+    // The person's first booking, through the form: it carries their digest.
+    let day = tomorrow();
+    let page = admin.get(format!("{}/rooms?date={day}", bench.base)).send().await.unwrap().text().await.unwrap();
+    let form = [
+        ("title", "Mine 0".to_owned()),
+        ("date", day.to_string()),
+        ("start", "20:00".into()),
+        ("end", "21:00".into()),
+        ("rooms", "A".into()),
+        ("csrf_token", field(&page, "csrf_token")),
+        ("idempotency_key", field(&page, "idempotency_key")),
+    ];
+    let res = admin.post(format!("{}/bookings", bench.base)).form(&form).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 303, "the first booking");
+    let home = bench.state.policy().timezone.name().to_owned();
+    let load = format!("{SAVE_AND_DROP}\n{}\n{PERSON_SQL}\n{RESTORE}", bookings_sql(&home));
+    bench.sql(&load).await;
+    admin
 }
 
 /// Latencies of `n` sequential requests (after `warm` unmeasured ones).
@@ -488,14 +509,15 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
     for t in tasks {
         let _ = t.await;
     }
-    let mut by_kind: std::collections::BTreeMap<&str, (Vec<Duration>, usize, usize)> = Default::default();
+    type Seen = (Vec<Duration>, usize, std::collections::BTreeMap<u16, usize>);
+    let mut by_kind: std::collections::BTreeMap<&str, Seen> = Default::default();
     while let Some((kind, lat, status)) = rx.recv().await {
         let e = by_kind.entry(kind).or_default();
         match lat {
             Some(l) => {
                 e.0.push(l);
                 if !(200..400).contains(&status) {
-                    e.2 += 1;
+                    *e.2.entry(status).or_default() += 1;
                 }
             }
             None => e.1 += 1,
@@ -506,6 +528,11 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (kind, rate) in kinds {
         let (mut lat, lost, refused) = by_kind.remove(kind).unwrap_or_default();
+        let refused = if refused.is_empty() {
+            "0".to_owned()
+        } else {
+            refused.iter().map(|(s, n)| format!("{n}× {s}")).collect::<Vec<_>>().join(", ")
+        };
         lat.sort();
         let bound = match kind {
             "page view" => "p99 < 30 ms (day), < 60 ms (week)",
@@ -532,8 +559,8 @@ async fn main() {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         Utc::now().format("%Y-%m-%d %H:%M UTC")
     );
-    let small = site("3 rooms", 3).await;
-    let campus = site("campus", rooms).await;
+    let small = site("3 rooms", 3, None).await;
+    let campus = site("campus", rooms, std::env::var("CAMPUS_DB").ok()).await;
     println!();
     println!("| measure | bound | campus p50 ms | campus p99 (max) ms | 3 rooms p50 ms | 3 rooms p99 (max) ms | p99 ratio | holds |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");

@@ -27,8 +27,13 @@ impl Bench {
 
     /// Same, with settings changed first.
     pub async fn start_with(tweak: impl FnOnce(&mut yeyak::config::Config)) -> Bench {
+        Self::start_on(format!("yeyak_bench_{}", uuid::Uuid::new_v4().simple()), tweak).await
+    }
+
+    /// Same, on the database `db` (created and migrated when missing, kept
+    /// as it is otherwise: a bench may reuse what an earlier run loaded).
+    pub async fn start_on(db: String, tweak: impl FnOnce(&mut yeyak::config::Config)) -> Bench {
         let pg = std::env::var("BENCH_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-        let db = format!("yeyak_bench_{}", uuid::Uuid::new_v4().simple());
         let mut config = yeyak::config::Config::for_database(&format!("{pg}/{db}"));
         config.bind = "127.0.0.1:0".parse().unwrap();
         config.api_keys = {

@@ -250,15 +250,23 @@ pub async fn buffer_conflicts(conn: &mut Conn, code: &str, now: DateTime<Utc>) -
     Ok(rows.into_iter().map(|r| r.id).collect())
 }
 
-/// The free-room search (docs/PERFORMANCE.md shows its plan).
+/// The free-room search (docs/PERFORMANCE.md shows its plan). The
+/// candidate rooms are sorted first (a subquery that `OFFSET 0` keeps
+/// apart), then probed in that order until `limit` are free: each probe is
+/// one lookup in the exclusion constraint's GiST index (about 0.07 ms at
+/// 3,000,000 bookings), so a campus of 5,000 rooms probes about `limit`
+/// of them, not all (SPEC §27: 0.34 s when every room was probed before the
+/// sort).
 pub const FREE_ROOMS_SQL: &str = "
 SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.check_in_required,
        r.approval_required, r.max_duration_minutes, r.horizon_days, r.active,
        r.buffer_before_minutes, r.buffer_after_minutes,
        COALESCE((SELECT a.time_zone FROM area a WHERE a.code = r.area), 'UTC') AS time_zone
-  FROM room r
- WHERE r.active AND r.capacity >= $3 AND r.equipment @> $4 AND ($5::text IS NULL OR r.area = $5)
-   AND NOT EXISTS (SELECT 1 FROM reservation_room rr
+  FROM (SELECT * FROM room
+         WHERE active AND capacity >= $3 AND equipment @> $4 AND ($5::text IS NULL OR area = $5)
+         ORDER BY capacity, area, position, code
+        OFFSET 0) r
+ WHERE NOT EXISTS (SELECT 1 FROM reservation_room rr
                     WHERE rr.room = r.code AND rr.active
                       AND reservation_room_occupied(rr.starts_at, rr.ends_at, rr.buffer_before_minutes, rr.buffer_after_minutes)
                        && reservation_room_occupied($1, $2, r.buffer_before_minutes, r.buffer_after_minutes))
