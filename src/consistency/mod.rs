@@ -7,6 +7,8 @@ mod checks;
 
 pub use checks::CHECKS;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use diesel::sql_types::{BigInt, Jsonb};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
@@ -58,20 +60,75 @@ struct Counted {
 /// Runs every check in one read-only snapshot.
 pub async fn run(conn: &mut Conn, ctx: CheckContext) -> Result<Report, DbError> {
     crate::db::begin_snapshot(conn).await?;
-    let checks = run_checks(conn, ctx).await;
+    let next = AtomicUsize::new(0);
+    let checks = take_checks(conn, ctx, &next).await.map(in_order);
     let checks = crate::db::finish(conn, checks).await?;
     Ok(Report { ok: checks.iter().all(|c| c.count == 0), checks })
 }
 
-async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<Vec<CheckResult>> {
-    let mut out = Vec::with_capacity(CHECKS.len());
-    // Our own clock's instant as a literal: no request input reaches this SQL.
+/// Runs every check in one read-only snapshot shared by two connections:
+/// the second imports the first's (`pg_export_snapshot`, `SET TRANSACTION
+/// SNAPSHOT`), and each takes the next check as it finishes one. A large
+/// site's check then reads on two cores while every check still sees the
+/// same instant (SPEC §27: 13.9 s on one connection at 3,000,000 bookings,
+/// most of it in the three checks of the history).
+pub async fn run_on_two(first: &mut Conn, second: &mut Conn, ctx: CheckContext) -> Result<Report, DbError> {
+    crate::db::begin_snapshot(first).await?;
+    if let Err(e) = crate::db::begin_snapshot(second).await {
+        return crate::db::finish(first, Err(DbError::from(e))).await;
+    }
+    let checks = async {
+        let id = export_snapshot(first).await?;
+        diesel::sql_query(format!("SET TRANSACTION SNAPSHOT '{id}'")).execute(second).await?;
+        let next = AtomicUsize::new(0);
+        let (a, b) = futures_util::future::join(take_checks(first, ctx, &next), take_checks(second, ctx, &next)).await;
+        let mut all = a?;
+        all.extend(b?);
+        Ok::<_, diesel::result::Error>(in_order(all))
+    }
+    .await;
+    let checks = crate::db::finish(second, checks).await;
+    let checks = crate::db::finish(first, checks).await?;
+    Ok(Report { ok: checks.iter().all(|c| c.count == 0), checks })
+}
+
+/// The exporting transaction's snapshot id (hex digits and dashes, as
+/// PostgreSQL writes it; anything else is refused before it reaches SQL).
+async fn export_snapshot(conn: &mut Conn) -> diesel::QueryResult<String> {
+    #[derive(QueryableByName)]
+    struct Exported {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        id: String,
+    }
+    let id = diesel::sql_query("SELECT pg_export_snapshot() AS id").get_result::<Exported>(conn).await?.id;
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return Err(diesel::result::Error::QueryBuilderError(format!("unexpected snapshot id {id:?}").into()));
+    }
+    Ok(id)
+}
+
+fn in_order(mut results: Vec<(usize, CheckResult)>) -> Vec<CheckResult> {
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Runs checks on `conn` until none is left, taking the next from `next`.
+async fn take_checks(
+    conn: &mut Conn,
+    ctx: CheckContext,
+    next: &AtomicUsize,
+) -> diesel::QueryResult<Vec<(usize, CheckResult)>> {
+    let mut out = Vec::new();
+    // Our own clock's instants as literals: no request input reaches this SQL.
     let overdue_before = format!("'{}'::timestamptz", ctx.overdue_before.to_rfc3339());
-    for check in CHECKS {
+    let stale_lease_before = format!("'{}'::timestamptz", ctx.stale_lease_before.to_rfc3339());
+    loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(check) = CHECKS.get(i) else { break };
         let violations = check
             .violations_sql
             .replace("$OVERDUE_BEFORE", &overdue_before)
-            .replace("$STALE_LEASE_BEFORE", &format!("'{}'::timestamptz", ctx.stale_lease_before.to_rfc3339()));
+            .replace("$STALE_LEASE_BEFORE", &stale_lease_before);
         let sql = format!(
             "SELECT count(*) AS count,
                     COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
@@ -82,7 +139,7 @@ async fn run_checks(conn: &mut Conn, ctx: CheckContext) -> diesel::QueryResult<V
             serde_json::Value::Array(items) => items,
             _ => Vec::new(),
         };
-        out.push(CheckResult { name: check.name, description: check.description, count: row.count, samples });
+        out.push((i, CheckResult { name: check.name, description: check.description, count: row.count, samples }));
     }
     Ok(out)
 }

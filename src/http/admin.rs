@@ -16,8 +16,10 @@ use crate::state::AppState;
 use crate::sweeper::{SweepNow, MAX_RESOURCES};
 
 pub async fn consistency(state: web::Data<AppState>, _: AdminCaller) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let report = consistency::run(&mut conn, state.check_context()).await?;
+    // Two connections: the checks share one snapshot and two cores.
+    let mut first = state.pool.get().await.map_err(DbError::from)?;
+    let mut second = state.pool.get().await.map_err(DbError::from)?;
+    let report = consistency::run_on_two(&mut first, &mut second, state.check_context()).await?;
     Ok(HttpResponse::Ok().json(report))
 }
 

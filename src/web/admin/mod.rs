@@ -47,8 +47,10 @@ pub async fn consistency(
     req: HttpRequest,
     SignedInAdmin(user): SignedInAdmin,
 ) -> Result<HttpResponse, WebError> {
-    let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let report = crate::consistency::run(&mut conn, state.check_context()).await?;
+    // Two connections: the checks share one snapshot and two cores.
+    let mut first = state.pool.get().await.map_err(DbError::from)?;
+    let mut second = state.pool.get().await.map_err(DbError::from)?;
+    let report = crate::consistency::run_on_two(&mut first, &mut second, state.check_context()).await?;
     let csrf = Csrf::for_render(&req, &state);
     let page = ConsistencyPage {
         i18n: PageI18n::of(&req),
