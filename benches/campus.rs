@@ -73,11 +73,13 @@ ANALYZE;";
 
 /// The catalogue: `본관` (rooms A, B, C) filled to 50, then areas of 50 in
 /// three zones (the installation's, Berlin, New York), and the people.
-fn catalogue_sql(rooms: i64, hash: &str) -> String {
+/// Zones are written out: an area made after start-up without one would be
+/// read as UTC until the next start settles it (`catalogue::areas::settle_zones`).
+fn catalogue_sql(rooms: i64, hash: &str, home: &str) -> String {
     format!(
         "INSERT INTO area (code, name, time_zone, position)
          SELECT 'C' || lpad(a::text, 3, '0'), 'Campus ' || a,
-                (ARRAY[NULL, 'Europe/Berlin', 'America/New_York'])[a % 3 + 1], a + 1
+                (ARRAY['{home}', 'Europe/Berlin', 'America/New_York'])[a % 3 + 1], a + 1
            FROM generate_series(1, greatest(({rooms} - 1) / 50, 0)) a;
          INSERT INTO room (code, name, area, position, capacity, equipment)
          SELECT 'R' || n, 'Room ' || n,
@@ -271,7 +273,8 @@ async fn site(label: &'static str, rooms: i64, reuse: Option<String>) -> Site {
 /// the admin's browser, signed in.
 async fn load(bench: &Bench, rooms: i64) -> reqwest::Client {
     let hash = yeyak::auth::hashing::hash_password(PASSWORD);
-    bench.sql(&catalogue_sql(rooms, &hash)).await;
+    let home = bench.state.policy().timezone.name().to_owned();
+    bench.sql(&catalogue_sql(rooms, &hash, &home)).await;
     let admin = browser(&bench.base, "admin", "yeyak-admin").await;
     // The person's first booking, through the form: it carries their digest.
     let day = tomorrow();
@@ -287,7 +290,6 @@ async fn load(bench: &Bench, rooms: i64) -> reqwest::Client {
     ];
     let res = admin.post(format!("{}/bookings", bench.base)).form(&form).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 303, "the first booking");
-    let home = bench.state.policy().timezone.name().to_owned();
     let load = format!("{SAVE_AND_DROP}\n{}\n{PERSON_SQL}\n{RESTORE}", bookings_sql(&home));
     bench.sql(&load).await;
     admin

@@ -17,7 +17,7 @@ const DAY: &str = "2030-06-12";
 /// 200 rooms in area 검색 with 10 bookings each (2,000), spread so that about
 /// a third are busy at 10:00-11:00.
 const DATA: &str = "
-INSERT INTO area (code, name, position) VALUES ('대형', '대형', 2), ('검색', '검색', 3);
+INSERT INTO area (code, name, position, time_zone) VALUES ('대형', '대형', 2, 'Asia/Seoul'), ('검색', '검색', 3, 'Asia/Seoul');
 INSERT INTO room (code, name, area, capacity, equipment, position)
 SELECT 'L' || i, '대형 ' || i, '대형', 4 + i % 12,
        CASE i % 4 WHEN 0 THEN '{}'::text[] WHEN 1 THEN '{projector}' WHEN 2 THEN '{projector,video}' ELSE '{whiteboard}' END, i
