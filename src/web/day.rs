@@ -28,16 +28,6 @@ pub fn today(state: &AppState, tz: Tz) -> NaiveDate {
     state.clock.now().with_timezone(&tz).date_naive()
 }
 
-/// The area a page shows: the one asked for when it exists, else the first.
-pub fn pick_area(catalogue: &RoomCatalog, asked: Option<&str>) -> String {
-    let areas = catalogue.areas();
-    asked
-        .filter(|a| areas.iter().any(|x| x == a))
-        .map(str::to_owned)
-        .or_else(|| areas.first().cloned())
-        .unwrap_or_else(|| crate::catalogue::domain::DEFAULT_AREA.to_owned())
-}
-
 /// Links to every area of the catalogue, the shown one marked.
 pub fn area_links(catalogue: &RoomCatalog, current: &str, href: impl Fn(&str) -> String) -> Vec<AreaLink> {
     catalogue.areas().into_iter().map(|a| AreaLink { href: href(&a), current: a == current, name: a }).collect()
@@ -79,7 +69,7 @@ pub async fn render_day(
     view: DayView,
 ) -> Result<HttpResponse, WebError> {
     let catalogue = state.catalogue.current().await?;
-    let area = pick_area(&catalogue, view.area.as_deref());
+    let area = catalogue.shown_area(view.area.as_deref());
     let mut rooms = catalogue.in_area(&area);
     rooms.truncate(grid::MAX_COLUMNS);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
@@ -173,7 +163,7 @@ pub async fn day(
         None => None,
         Some(start) => {
             let catalogue = state.catalogue.current().await?;
-            let area = pick_area(&catalogue, q.area.as_deref());
+            let area = catalogue.shown_area(q.area.as_deref());
             let checked: Vec<String> = q.room.iter().cloned().collect();
             let mut form =
                 BookingForm::blank(date.to_string(), room_choices(&catalogue.in_area(&area), &checked), area);

@@ -9,7 +9,7 @@ use askama::Template;
 use chrono::{Datelike, Duration, NaiveDate};
 use serde::Deserialize;
 
-use super::day::{area_links, enc, pick_area, today};
+use super::day::{area_links, enc, today};
 use super::form::parse_date;
 use super::language::PageI18n;
 use super::pages::{self, nav, Nav};
@@ -34,7 +34,7 @@ pub async fn week(
     let monday = date - Duration::days(i64::from(date.weekday().num_days_from_monday()));
     let days: Vec<NaiveDate> = (0..7).map(|i| monday + Duration::days(i)).collect();
     let catalogue = state.catalogue.current().await?;
-    let area = pick_area(&catalogue, query.area.as_deref());
+    let area = catalogue.shown_area(query.area.as_deref());
     let rooms = catalogue.in_area(&area);
     let codes: Vec<String> = rooms.iter().map(|r| r.code.clone()).collect();
     let (from, _) = crate::rooms::domain::day_bounds(tz, monday);

@@ -6,7 +6,6 @@
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use super::day::pick_area;
 use super::language::PageI18n;
 use super::WebError;
 use crate::auth::staff::StaffUser;
@@ -15,7 +14,7 @@ use crate::state::AppState;
 /// The zone of the area a page shows (`asked`, else the first).
 pub async fn area_zone(state: &AppState, asked: Option<&str>) -> Result<Tz, WebError> {
     let catalogue = state.catalogue.current().await?;
-    Ok(catalogue.zone_of_area(&pick_area(&catalogue, asked), state.policy().timezone))
+    Ok(catalogue.zone_of_area(&catalogue.shown_area(asked), state.policy().timezone))
 }
 
 /// The note a page shows when its area's zone is not the viewer's: both

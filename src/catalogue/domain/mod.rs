@@ -214,6 +214,17 @@ impl RoomCatalog {
     }
 
     /// Areas in order, each once.
+    /// The area a page shows: the one asked for when it has rooms, else
+    /// the first, else the default area.
+    pub fn shown_area(&self, asked: Option<&str>) -> String {
+        let areas = self.areas();
+        asked
+            .filter(|a| areas.iter().any(|x| x == a))
+            .map(str::to_owned)
+            .or_else(|| areas.first().cloned())
+            .unwrap_or_else(|| DEFAULT_AREA.to_owned())
+    }
+
     pub fn areas(&self) -> Vec<String> {
         let mut areas: Vec<String> = Vec::new();
         for r in &self.rooms {

@@ -97,7 +97,7 @@ pub async fn create(
             let tz = state.zone_of_rooms(&form.all("rooms")).await;
             let date = parse_date(form.get("date")).unwrap_or_else(|_| day::today(&state, tz));
             let catalogue = state.catalogue.current().await?;
-            let shown = day::pick_area(&catalogue, Some(form.get("area")));
+            let shown = catalogue.shown_area(Some(form.get("area")));
             // A refused form gets a fresh key, so that the corrected one runs.
             let mut kept = BookingForm::blank(
                 form.get("date").to_owned(),
