@@ -92,6 +92,12 @@ error_codes!(
     WindowTooLong,
     /// A calendar object's UID is another live object's of the collection (SPEC §23).
     UidConflict,
+    /// Local accounts cannot be made while `YEYAK_PASSWORD_LOGIN` is not `on` (SPEC §25).
+    PasswordLoginOff,
+    /// A person with this username exists (any spelling).
+    UsernameTaken,
+    /// A restore of a series the sweeper did not cancel for no-shows (SPEC §25).
+    SeriesNotStruck,
     DatabaseUnavailable,
     Internal,
 );
@@ -117,6 +123,7 @@ impl ErrorCode {
             | TooManyAttendees
             | WindowTooLong
             | InvalidTimeZone
+            | PasswordLoginOff
             | OutsideWorkingHours
             | AreaClosed => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
@@ -146,6 +153,8 @@ impl ErrorCode {
             | RoomHasFutureBookings
             | AlreadyWaiting
             | HoldLifetimeExceeded
+            | UsernameTaken
+            | SeriesNotStruck
             | UidConflict => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

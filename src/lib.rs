@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod operations;
 pub mod outbox;
 pub mod panic_boundary;
+pub mod people;
 pub mod policy;
 pub mod reports;
 pub mod rooms;

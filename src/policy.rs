@@ -15,6 +15,9 @@ pub struct Policy {
     pub check_in_open: Duration,
     /// …and closes this long after it; then the sweeper releases the booking.
     pub check_in_grace: Duration,
+    /// `YEYAK_NO_SHOW_STRIKES`: consecutive no-show releases that cancel a
+    /// series' future occurrences (SPEC §25); 0 never.
+    pub no_show_strikes: u32,
     /// Notices also go by mail (`YEYAK_SMTP_URL` is set).
     pub mail: bool,
     /// Calendar apps' events invite colleagues and hear rooms' answers by
@@ -40,6 +43,7 @@ impl Default for Policy {
             max_active_bookings: None,
             check_in_open: Duration::minutes(10),
             check_in_grace: Duration::minutes(15),
+            no_show_strikes: 3,
             mail: false,
             imip: true,
             reminder_ahead: None,

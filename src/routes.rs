@@ -49,6 +49,8 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/bookings/{id}/cancel", web::get().to(ui::bookings::confirm_cancel))
         .route("/bookings/{id}/cancel", web::post().to(ui::bookings::cancel))
         .route("/bookings/{id}/check-in", web::post().to(ui::bookings::check_in))
+        .route("/series/{id}/restore", web::get().to(ui::restore::page))
+        .route("/series/{id}/restore", web::post().to(ui::restore::restore))
         .route("/login", web::get().to(ui::account::login_form))
         .route("/login", web::post().to(ui::account::login))
         .route("/logout", web::post().to(ui::account::logout))
@@ -60,6 +62,7 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/admin/staff/{id}/disable", web::post().to(ui::admin::disable_staff))
         .route("/admin/staff/{id}/enable", web::post().to(ui::admin::enable_staff))
         .route("/admin/staff/{id}/password", web::post().to(ui::admin::reset_password))
+        .route("/admin/staff/{id}/delegates", web::post().to(ui::admin::set_delegates))
         .route("/admin/keys", web::post().to(ui::admin::add_key))
         .route("/admin/keys/{id}/revoke", web::post().to(ui::admin::revoke_key))
         .route("/account", web::get().to(ui::account::account))
@@ -68,6 +71,8 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/account/language", web::post().to(ui::account::choose_language))
         .route("/account/time-zone", web::post().to(ui::account::choose_time_zone))
         .route("/account/app-passwords", web::post().to(ui::account::create_app_password))
+        .route("/account/delegates", web::post().to(ui::account::add_delegate))
+        .route("/account/delegates/{username}/remove", web::post().to(ui::account::remove_delegate))
         .route("/account/app-passwords/{id}/revoke", web::post().to(ui::account::revoke_app_password))
         .route("/admin/approvals", web::get().to(ui::approvals::list))
         .route("/admin/approvals/{id}/approve", web::post().to(ui::approvals::approve))
@@ -113,6 +118,7 @@ fn api(api: &mut Api) {
     http::capacity::routes(api);
     http::keys::routes(api);
     http::reports::routes(api);
+    http::staff::routes(api);
     api.route(
         Method::GET,
         "/admin/consistency",

@@ -109,6 +109,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         max_active_bookings: config.max_active_bookings,
         check_in_open: Duration::minutes(i64::from(config.check_in_open_minutes)),
         check_in_grace: Duration::minutes(i64::from(config.check_in_grace_minutes)),
+        no_show_strikes: config.no_show_strikes,
         mail: config.smtp_url.is_some(),
         imip: config.imip,
         reminder_ahead: (config.smtp_url.is_some() && config.reminder_minutes > 0)
@@ -126,7 +127,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             crate::mail::smtp::Mailer::new(url, &config.mail_from, config.timezone, &calendar_host)
                 .map_err(StartupError::Config)?
                 .with_pool(config.smtp_pool as usize)
-                .with_room_domain(&room_mail_domain),
+                .with_room_domain(&room_mail_domain)
+                .with_links(config.public_url.as_ref().map(|u| u.origin().ascii_serialization()).as_deref()),
         )),
         None => None,
     };

@@ -26,6 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "auth",
             "display",
             "calendar",
+            "people",
         ],
     ),
     ("pipeline framework", &["command"]),

@@ -16,7 +16,6 @@ use crate::command::{Command, CommandError, Ctx, Operation, Role};
 use crate::db::Conn;
 use crate::error::ApiError;
 
-pub static CREATE_STAFF: Operation = Operation::new("staff.create", &[Role::Admin]).creates();
 pub static SET_DISABLED: Operation = Operation::new("staff.set_disabled", &[Role::Admin]);
 pub static RESET_PASSWORD: Operation = Operation::new("staff.reset_password", &[Role::Admin]);
 pub static CREATE_KEY: Operation = Operation::new("key.create", &[Role::Admin]).creates();
@@ -35,34 +34,6 @@ pub struct Person {
 impl From<staff::StaffUser> for Person {
     fn from(u: staff::StaffUser) -> Self {
         Person { id: u.id, username: u.username }
-    }
-}
-
-/// A new account; `None` when the username is taken.
-pub struct CreateStaff {
-    pub username: String,
-    pub display_name: String,
-    pub email: Option<String>,
-    pub password_hash: String,
-    pub is_admin: bool,
-}
-
-impl Command for CreateStaff {
-    type Output = Option<Person>;
-
-    fn operation(&self) -> &'static Operation {
-        &CREATE_STAFF
-    }
-
-    fn fingerprint(&self) -> Value {
-        json!({ "username": self.username, "displayName": self.display_name, "isAdmin": self.is_admin })
-    }
-
-    async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<Option<Person>, CommandError> {
-        // Every door's guard: a display name is shown in pages, feeds and mail.
-        crate::text::ensure_plain("displayName", &self.display_name).map_err(CommandError::Invalid)?;
-        let (u, d, e) = (&self.username, &self.display_name, self.email.as_deref());
-        Ok(staff::create(conn, u, d, e, &self.password_hash, self.is_admin).await?.map(Person::from))
     }
 }
 

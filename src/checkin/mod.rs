@@ -2,9 +2,12 @@
 //! check-in is checked in by its organizer, an admin or the room's door
 //! display, inside the window from `open` before its start until `grace`
 //! after it; nobody checked in by then, the sweeper releases it
-//! (`release`).
+//! (`release`). A series released again and again is struck (`strikes`),
+//! and restored by its organizer (`restore`).
 
 pub mod release;
+pub mod restore;
+pub mod strikes;
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;

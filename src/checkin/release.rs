@@ -29,6 +29,8 @@ struct Released {
     id: i64,
     #[diesel(sql_type = Timestamptz)]
     old_ends_at: DateTime<Utc>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Int8>)]
+    series_id: Option<i64>,
 }
 
 /// The minute at or after `t`.
@@ -69,12 +71,12 @@ impl Command for ReleaseNoShows {
                     FOR UPDATE SKIP LOCKED),
              old AS (SELECT r.id, r.ends_at FROM reservation r JOIN due USING (id))
              UPDATE reservation r
-                SET status = 'RELEASED', released_at = $2,
+                SET status = 'RELEASED', released_at = $2, released_until = r.ends_at,
                     ends_at = GREATEST(r.starts_at + interval '1 minute', LEAST(r.ends_at, $4)),
                     version = r.version + 1, updated_at = $2
                FROM old
               WHERE r.id = old.id
-          RETURNING r.id, old.ends_at AS old_ends_at",
+          RETURNING r.id, old.ends_at AS old_ends_at, r.series_id",
         )
         .bind::<Timestamptz, _>(ctx.now - ctx.policy.check_in_grace)
         .bind::<Timestamptz, _>(ctx.now)
@@ -98,6 +100,10 @@ impl Command for ReleaseNoShows {
         let after = find_many(conn, &ids).await?;
         let ends: Vec<(i64, DateTime<Utc>)> = released.iter().map(|r| (r.id, r.old_ends_at)).collect();
         events::released(conn, &after, &ends, ctx).await?;
+        let mut series: Vec<i64> = released.iter().filter_map(|r| r.series_id).collect();
+        series.sort_unstable();
+        series.dedup();
+        super::strikes::after_release(conn, &series, ctx).await?;
         Ok(after.len())
     }
 }

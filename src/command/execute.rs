@@ -223,7 +223,7 @@ impl Pipeline {
                 };
                 let ctx = Ctx { principal, policy, now };
                 db::begin(conn).await?;
-                let attempt = command.run(conn, &ctx).await;
+                let attempt = run_checked(conn, &ctx, command).await;
                 let (answer, response) = settle(op, db::finish(conn, attempt).await)?;
                 if let (Some(token), Some((scope, _))) = (token, guard) {
                     if !finalize(conn, scope, token, &response, now).await? {
@@ -271,7 +271,7 @@ impl Pipeline {
             }
         };
         let ctx = Ctx { principal, policy: &self.policy, now: self.clock.now() };
-        let attempt = command.run(conn, &ctx).await;
+        let attempt = run_checked(conn, &ctx, command).await;
         let settled = settle(op, attempt);
         let (Some(token), Some((scope, _))) = (token, guard) else {
             let (answer, response) = settled?;
@@ -318,6 +318,13 @@ impl Pipeline {
         };
         self.metrics.idempotency.with_label_values(&[label]).inc();
     }
+}
+
+/// The command's work, after the check every delegate's command gets: the
+/// delegation is held to the commit (SPEC §25).
+async fn run_checked<C: Command>(conn: &mut Conn, ctx: &Ctx<'_>, command: &C) -> Result<C::Output, CommandError> {
+    super::behalf::ensure_acting(conn, ctx.principal).await?;
+    command.run(conn, ctx).await
 }
 
 /// The value or the refusal of a finished attempt, and its stored form.

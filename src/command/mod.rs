@@ -7,6 +7,7 @@
 //! [`Pipeline::execute`]; it never opens an idempotency record, checks a role
 //! or counts a metric itself, so a new door cannot forget any of them.
 
+pub mod behalf;
 pub mod execute;
 pub mod principal;
 
@@ -22,7 +23,7 @@ pub use crate::metrics::ResultCounter;
 use crate::policy::Policy;
 
 pub use execute::{Executed, Pipeline};
-pub use principal::{Allowed, Kind, Principal, Role};
+pub use principal::{Allowed, Behalf, Kind, Principal, Role};
 
 /// How a command's work meets its transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -98,6 +98,19 @@ pub struct Principal {
     digest: OwnerDigest,
     /// Who a booking's history names for the change.
     name: String,
+    /// A delegate acting for the person this principal is (SPEC §25).
+    behalf: Option<Behalf>,
+}
+
+/// A delegate acting for a person (SPEC §25): the principal is the person
+/// (digest, staff id, role), so ownership, rules, quota and approval follow
+/// from them; the delegate is kept for the history, `bookedBy` and mail. The
+/// pipeline checks the delegation inside the command's transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behalf {
+    pub delegate_id: i64,
+    /// The person's display name, which history shows beside the delegate's.
+    pub person_name: String,
 }
 
 fn own_tenant(name: &str) -> Tenant {
@@ -113,6 +126,24 @@ impl Principal {
             tenant: own_tenant("staff"),
             digest: OwnerDigest::of_staff(secret, username),
             name: display_name.to_owned(),
+            behalf: None,
+        }
+    }
+
+    /// The delegate `delegate_id` (named `delegate_name`) acting for the
+    /// person `person_id`: a staff principal of the person whatever the
+    /// delegate's own role, so the person's rules apply.
+    pub fn for_person(
+        secret: &[u8],
+        (delegate_id, delegate_name): (i64, &str),
+        (person_id, person_username, person_name): (i64, &str, &str),
+    ) -> Principal {
+        Principal {
+            kind: Kind::Staff { id: person_id },
+            tenant: own_tenant("staff"),
+            digest: OwnerDigest::of_staff(secret, person_username),
+            name: delegate_name.to_owned(),
+            behalf: Some(Behalf { delegate_id, person_name: person_name.to_owned() }),
         }
     }
 
@@ -128,6 +159,7 @@ impl Principal {
             tenant: tenant.clone(),
             digest,
             name: tenant.as_str().to_owned(),
+            behalf: None,
         }
     }
 
@@ -142,6 +174,7 @@ impl Principal {
             digest: OwnerDigest::of_owner(secret, &tenant, &owner),
             tenant,
             name: name.to_owned(),
+            behalf: None,
         }
     }
 
@@ -152,6 +185,7 @@ impl Principal {
             tenant: own_tenant("system"),
             digest: OwnerDigest::from_stored(String::new()),
             name: name.to_owned(),
+            behalf: None,
         }
     }
 
@@ -213,6 +247,21 @@ impl Principal {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The delegation this principal acts under, if any.
+    pub fn behalf(&self) -> Option<&Behalf> {
+        self.behalf.as_ref()
+    }
+
+    /// The delegate a booking made now records as `bookedBy`.
+    pub fn booked_by(&self) -> Option<i64> {
+        self.behalf.as_ref().map(|b| b.delegate_id)
+    }
+
+    /// Whom the history names the change for (the person, when a delegate acts).
+    pub fn acting_for(&self) -> Option<&str> {
+        self.behalf.as_ref().map(|b| b.person_name.as_str())
+    }
 }
 
 #[cfg(test)]
@@ -236,6 +285,11 @@ mod tests {
         assert_eq!(Principal::person(b"k", 7, "a", "A", false).key_tenant(), None);
         assert_eq!(Principal::display(b"k", "A", "에이").key_tenant(), None);
         assert_eq!(Principal::system("s").key_tenant(), None);
+        let d = Principal::for_person(b"k", (7, "Dee"), (9, "pat", "Pat"));
+        assert_eq!(d.role(), Role::Staff);
+        assert_eq!(d.staff_id(), Some(9));
+        assert_eq!(d.digest(), Principal::person(b"k", 9, "pat", "Pat", false).digest());
+        assert_eq!((d.name(), d.acting_for(), d.booked_by()), ("Dee", Some("Pat"), Some(7)));
     }
 
     #[test]

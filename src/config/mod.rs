@@ -147,6 +147,10 @@ pub struct Config {
     #[arg(long, env = "YEYAK_CHECK_IN_GRACE_MINUTES", default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..=1440))]
     pub check_in_grace_minutes: u32,
 
+    /// Consecutive no-show releases of one series after which the sweeper cancels its future occurrences; 0: never.
+    #[arg(long, env = "YEYAK_NO_SHOW_STRIKES", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub no_show_strikes: u32,
+
     /// SMTP server for booking mail, e.g. `smtp://127.0.0.1:2525` or `smtps://user:pass@host`; unset: no mail.
     #[arg(long, env = "YEYAK_SMTP_URL", hide_env_values = true)]
     pub smtp_url: Option<String>,

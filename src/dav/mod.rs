@@ -160,7 +160,11 @@ impl DavError {
 pub struct Door<'a> {
     pub state: &'a AppState,
     pub req: &'a HttpRequest,
+    /// Whose resources the request acts on: the signed-in person, or the
+    /// person whose `bookings/` their delegate asked for (SPEC §25).
     pub caller: Caller,
+    /// The signed-in delegate acting for `caller`, if any.
+    pub delegate: Option<Caller>,
     /// Where links that leave the answer point (`YEYAK_PUBLIC_URL`, else
     /// the origin asked).
     pub origin: String,
@@ -171,7 +175,14 @@ pub struct Door<'a> {
 
 impl Door<'_> {
     pub fn principal(&self) -> crate::command::Principal {
-        self.caller.principal(&self.state.secret)
+        match &self.delegate {
+            None => self.caller.principal(&self.state.secret),
+            Some(d) => crate::command::Principal::for_person(
+                &self.state.secret,
+                (d.id, &d.display_name),
+                (self.caller.id, &self.caller.username, &self.caller.display_name),
+            ),
+        }
     }
 
     /// The person's own resources only; another's are 403.
@@ -230,6 +241,32 @@ fn method(name: &str) -> Method {
     Method::from_bytes(name.as_bytes()).expect("a valid method name")
 }
 
+/// Who a request acts as: a delegate asking for the `bookings/` of a
+/// person who named them acts as that person (the pipeline checks the
+/// delegation again in each command's transaction); anyone else as themselves.
+async fn acting_for(
+    state: &AppState,
+    resource: &Resource,
+    caller: Caller,
+) -> Result<(Caller, Option<Caller>), DavError> {
+    let (Resource::Bookings(owner) | Resource::BookingMember(owner, _)) = resource else { return Ok((caller, None)) };
+    if *owner == caller.username {
+        return Ok((caller, None));
+    }
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let Some(person) = crate::people::delegation::find_enabled(&mut conn, owner).await.map_err(DbError::from)? else {
+        return Ok((caller, None));
+    };
+    let delegated = person.username == *owner
+        && crate::people::delegation::is_delegate(&mut conn, person.id, caller.id).await.map_err(DbError::from)?;
+    if !delegated {
+        return Ok((caller, None));
+    }
+    let acting =
+        Caller { id: person.id, username: person.username, display_name: person.display_name, is_admin: false };
+    Ok((acting, Some(caller)))
+}
+
 /// Every `/dav/…` request.
 pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::Payload) -> HttpResponse {
     let lang = req
@@ -258,7 +295,11 @@ pub async fn serve(state: web::Data<AppState>, req: HttpRequest, payload: web::P
         Some(origin) => origin.clone(),
         None => state.transport.request_origin(&req),
     };
-    let door = Door { state: &state, req: &req, caller, origin, lang };
+    let (caller, delegate) = match acting_for(&state, &resource, caller).await {
+        Ok(pair) => pair,
+        Err(e) => return e.into_response(lang),
+    };
+    let door = Door { state: &state, req: &req, caller, delegate, origin, lang };
     let m = req.method().clone();
     let answer = if m == method("PROPFIND") {
         props::propfind(&door, &resource, &body).await

@@ -78,6 +78,8 @@ diesel::table! {
         decided_at -> Nullable<Timestamptz>,
         decision_reason -> Nullable<Text>,
         organizer_tenant -> Nullable<Text>,
+        booked_by -> Nullable<Int8>,
+        released_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -96,6 +98,9 @@ diesel::table! {
         version -> Int4,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        booked_by -> Nullable<Int8>,
+        struck_at -> Nullable<Timestamptz>,
+        restored_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -109,6 +114,15 @@ diesel::table! {
         changes -> Jsonb,
         /// The writing transaction's id (CalDAV sync tokens, `dav::sync`).
         txid -> Int8,
+        actor_for -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    delegation (person, delegate) {
+        person -> Int8,
+        delegate -> Int8,
+        created_at -> Timestamptz,
     }
 }
 
@@ -369,3 +383,5 @@ diesel::table! {
         changed_at -> Timestamptz,
     }
 }
+
+diesel::allow_tables_to_appear_in_same_query!(delegation, staff_user);

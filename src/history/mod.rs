@@ -6,12 +6,13 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Int8, Jsonb, Text, Timestamptz};
+use diesel::sql_types::{Array, Int8, Jsonb, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::command::Principal;
 use crate::db::cached::CacheExt;
 use crate::db::schema::booking_event;
 use crate::db::Conn;
@@ -28,6 +29,8 @@ pub enum Action {
     Released,
     Approved,
     Rejected,
+    /// Rebooked by a restore of a series struck for no-shows (SPEC §25).
+    Restored,
 }
 
 impl Action {
@@ -41,6 +44,7 @@ impl Action {
             Action::Released => "released",
             Action::Approved => "approved",
             Action::Rejected => "rejected",
+            Action::Restored => "restored",
         }
     }
 
@@ -54,6 +58,7 @@ impl Action {
             Action::Released,
             Action::Approved,
             Action::Rejected,
+            Action::Restored,
         ]
         .into_iter()
         .find(|a| a.as_str() == s)
@@ -96,12 +101,13 @@ impl Changes {
     }
 }
 
-/// Writes one event in the caller's transaction.
+/// Writes one event in the caller's transaction, naming `actor` (and the
+/// person a delegate acted for).
 pub async fn record(
     conn: &mut Conn,
     reservation_id: i64,
     action: Action,
-    actor: &str,
+    actor: &Principal,
     changes: Changes,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
@@ -110,7 +116,8 @@ pub async fn record(
             booking_event::reservation_id.eq(reservation_id),
             booking_event::at.eq(at),
             booking_event::action.eq(action.as_str()),
-            booking_event::actor.eq(actor),
+            booking_event::actor.eq(actor.name()),
+            booking_event::actor_for.eq(actor.acting_for()),
             booking_event::changes.eq(changes.into_value()),
         ))
         .execute(conn)
@@ -125,7 +132,7 @@ pub async fn record_many(
     conn: &mut Conn,
     events: Vec<(i64, Changes)>,
     action: Action,
-    actor: &str,
+    actor: &Principal,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
     if events.is_empty() {
@@ -133,14 +140,15 @@ pub async fn record_many(
     }
     let (ids, changes): (Vec<i64>, Vec<Value>) = events.into_iter().map(|(id, c)| (id, c.into_value())).unzip();
     diesel::sql_query(
-        "INSERT INTO booking_event (reservation_id, at, action, actor, changes)
-         SELECT id, $2, $3, $4, changes FROM unnest($1, $5) AS e(id, changes)",
+        "INSERT INTO booking_event (reservation_id, at, action, actor, changes, actor_for)
+         SELECT id, $2, $3, $4, changes, $6 FROM unnest($1, $5) AS e(id, changes)",
     )
     .bind::<Array<Int8>, _>(ids)
     .bind::<Timestamptz, _>(at)
     .bind::<Text, _>(action.as_str())
-    .bind::<Text, _>(actor)
+    .bind::<Text, _>(actor.name())
     .bind::<Array<Jsonb>, _>(changes)
+    .bind::<Nullable<Text>, _>(actor.acting_for())
     .cached()
     .execute(conn)
     .await?;
@@ -156,21 +164,34 @@ pub struct Event {
     pub action: Action,
     /// Display name of who made the change.
     pub actor: String,
+    /// The person a delegate made it for (SPEC §25), else null.
+    pub on_behalf_of: Option<String>,
     /// `{field: {before, after}}` for every field the change touched.
     pub changes: Value,
 }
 
+/// An event's row: at, action, actor, whom it was for, changes.
+type EventRow = (DateTime<Utc>, String, String, Option<String>, Value);
+
 /// A booking's events, oldest first.
 pub async fn list(conn: &mut Conn, reservation_id: i64) -> QueryResult<Vec<Event>> {
-    let rows: Vec<(DateTime<Utc>, String, String, Value)> = booking_event::table
+    let rows: Vec<EventRow> = booking_event::table
         .filter(booking_event::reservation_id.eq(reservation_id))
         .order(booking_event::id)
-        .select((booking_event::at, booking_event::action, booking_event::actor, booking_event::changes))
+        .select((
+            booking_event::at,
+            booking_event::action,
+            booking_event::actor,
+            booking_event::actor_for,
+            booking_event::changes,
+        ))
         .load(conn)
         .await?;
     Ok(rows
         .into_iter()
-        .filter_map(|(at, action, actor, changes)| Some(Event { at, action: Action::parse(&action)?, actor, changes }))
+        .filter_map(|(at, action, actor, on_behalf_of, changes)| {
+            Some(Event { at, action: Action::parse(&action)?, actor, on_behalf_of, changes })
+        })
         .collect())
 }
 

@@ -18,6 +18,7 @@ pub mod openapi;
 pub mod reports;
 pub mod rooms;
 pub mod series;
+pub mod staff;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};

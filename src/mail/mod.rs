@@ -151,6 +151,50 @@ pub fn render(kind: &str, n: &Notice, tz: Tz, host: &str, room_domain: &str, cre
     Rendered { subject, text, calendar, method }
 }
 
+/// A strike notice (`series.struck`, SPEC §25) as the outbox carries it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StruckNotice {
+    pub series_id: i64,
+    pub title: String,
+    pub strikes: u32,
+    pub cancelled: i64,
+    pub to: String,
+    pub to_name: String,
+    #[serde(default)]
+    pub language: Option<String>,
+}
+
+/// The strike mail: what happened and the restore page (`base` is
+/// `YEYAK_PUBLIC_URL`'s origin; without one the path stands alone). Text
+/// only: the cancelled occurrences' own notices carry their calendar parts.
+pub fn render_struck(n: &StruckNotice, base: &str) -> prepared::Prepared {
+    let i18n = I18n::new(n.language.as_deref().and_then(Lang::parse_exact).unwrap_or_default());
+    let link = format!("{base}/series/{}/restore", n.series_id);
+    let text = [
+        i18n.t1("mail-greeting", "name", &n.to_name),
+        String::new(),
+        i18n.t2("mail-struck-head", "strikes", i64::from(n.strikes), "cancelled", n.cancelled),
+        String::new(),
+        i18n.t1("mail-field-title", "title", &n.title),
+        i18n.t1("mail-struck-restore", "link", link.as_str()),
+        String::new(),
+        i18n.t("mail-signature"),
+        String::new(),
+    ]
+    .join("\n");
+    prepared::Prepared {
+        from: None,
+        from_name: None,
+        to: n.to.clone(),
+        to_name: Some(n.to_name.clone()),
+        subject: i18n.t1("mail-struck-subject", "title", n.title.replace('\n', " ")),
+        text,
+        calendar: String::new(),
+        method: String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

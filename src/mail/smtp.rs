@@ -27,6 +27,8 @@ pub struct Mailer {
     tz: Tz,
     host: String,
     room_domain: String,
+    /// Where links in mail point (`YEYAK_PUBLIC_URL`'s origin), or empty.
+    links: String,
 }
 
 impl std::fmt::Debug for Mailer {
@@ -52,12 +54,19 @@ impl Mailer {
             tz,
             host: host.to_owned(),
             room_domain: host.to_owned(),
+            links: String::new(),
         })
     }
 
     /// At most `size` connections open at once (`YEYAK_SMTP_POOL`).
     pub fn with_pool(mut self, size: usize) -> Self {
         self.pool = self.pool.resized(size);
+        self
+    }
+
+    /// The origin links in mail start with (`YEYAK_PUBLIC_URL`).
+    pub fn with_links(mut self, origin: Option<&str>) -> Self {
+        self.links = origin.unwrap_or_default().trim_end_matches('/').to_owned();
         self
     }
 
@@ -81,6 +90,9 @@ impl Mailer {
         let unreadable = |e: serde_json::Error| format!("unreadable notice: {e}");
         let p = if is_prepared(&n.kind) {
             serde_json::from_value(n.payload.clone()).map_err(unreadable)?
+        } else if n.kind == crate::outbox::Kind::SeriesStruck.as_str() {
+            let notice: super::StruckNotice = serde_json::from_value(n.payload.clone()).map_err(unreadable)?;
+            super::render_struck(&notice, &self.links)
         } else {
             let notice: Notice = serde_json::from_value(n.payload.clone()).map_err(unreadable)?;
             let r = render(&n.kind, &notice, self.tz, &self.host, &self.room_domain, n.created_at);
@@ -101,22 +113,23 @@ impl Mailer {
             Some(from) => Mailbox::new(p.from_name, from.parse().map_err(|e| format!("sender `{from}`: {e}"))?),
             None => self.from.clone(),
         };
-        let calendar_type = ContentType::parse(&format!("text/calendar; charset=utf-8; method={}", p.method))
-            .map_err(|e| e.to_string())?;
         let mut builder = Message::builder().from(from.clone());
         if from != self.from {
             builder = builder.sender(self.from.clone());
         }
-        let message = builder
-            .to(to)
-            .subject(p.subject)
-            .message_id(Some(format!("<{}@{}>", n.delivery_id, self.host)))
-            .multipart(
+        let builder = builder.to(to).subject(p.subject).message_id(Some(format!("<{}@{}>", n.delivery_id, self.host)));
+        let message = if p.calendar.is_empty() {
+            builder.header(ContentType::TEXT_PLAIN).body(p.text)
+        } else {
+            let calendar_type = ContentType::parse(&format!("text/calendar; charset=utf-8; method={}", p.method))
+                .map_err(|e| e.to_string())?;
+            builder.multipart(
                 MultiPart::alternative()
                     .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(p.text))
                     .singlepart(SinglePart::builder().header(calendar_type).body(p.calendar)),
             )
-            .map_err(|e| e.to_string())?;
+        }
+        .map_err(|e| e.to_string())?;
         let envelope = pool::envelope(&self.from.email, &address)?;
         Ok((message, envelope))
     }

@@ -50,6 +50,9 @@ pub enum Kind {
     BookingReleased,
     #[serde(rename = "booking.reminder")]
     BookingReminder,
+    /// A series cancelled for repeated no-shows (SPEC §25), by mail only.
+    #[serde(rename = "series.struck")]
+    SeriesStruck,
 }
 
 impl Kind {
@@ -67,6 +70,7 @@ impl Kind {
             Kind::BookingRejected => "booking.rejected",
             Kind::BookingReleased => "booking.released",
             Kind::BookingReminder => "booking.reminder",
+            Kind::SeriesStruck => "series.struck",
         }
     }
 }

@@ -103,6 +103,8 @@ mod tests {
             bookings: 1,
             cancellations: 0,
             releases: 0,
+            released_seconds: 0,
+            reused_seconds: 0,
         };
         let period = Period::parse(Some("2026-11-02"), Some("2026-11-02"), chrono::NaiveDate::MIN).unwrap();
         let one = Utilisation { period, area: None, areas: Vec::new(), rooms: vec![room("A", 16_200)] };

@@ -55,7 +55,7 @@ fn text(value: &str) -> Cow<'_, str> {
     }
 }
 
-pub const UTILISATION_HEADER: [&str; 10] = [
+pub const UTILISATION_HEADER: [&str; 12] = [
     "room",
     "name",
     "area",
@@ -66,6 +66,8 @@ pub const UTILISATION_HEADER: [&str; 10] = [
     "bookings",
     "cancellations",
     "releases",
+    "released_hours",
+    "reused_hours",
 ];
 
 /// One row per active room, in the page's order.
@@ -84,6 +86,8 @@ pub fn utilisation(report: &Utilisation) -> Vec<u8> {
             r.bookings.to_string(),
             r.cancellations.to_string(),
             r.releases.to_string(),
+            hours(r.released_seconds),
+            hours(r.reused_seconds),
         ]);
     }
     w.finish()

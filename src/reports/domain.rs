@@ -134,9 +134,20 @@ pub struct RoomUse {
     /// Released bookings (no-shows) starting in the period; also in `bookings`.
     #[diesel(sql_type = BigInt)]
     pub releases: i64,
+    /// Time given back by no-show releases inside the period (SPEC §25).
+    #[diesel(sql_type = BigInt)]
+    pub released_seconds: i64,
+    /// The part of it booked again by bookings made after the release.
+    #[diesel(sql_type = BigInt)]
+    pub reused_seconds: i64,
 }
 
 impl RoomUse {
+    /// Share of the released time booked again, in percent.
+    pub fn reused_percent(&self) -> f64 {
+        percent(self.reused_seconds, self.released_seconds)
+    }
+
     /// Share of the working hours booked, in percent (0 without working hours).
     pub fn share_percent(&self) -> f64 {
         percent(self.working_booked_seconds, self.working_seconds)
@@ -191,6 +202,8 @@ impl Utilisation {
             bookings: sum(|r| r.bookings),
             cancellations: sum(|r| r.cancellations),
             releases: sum(|r| r.releases),
+            released_seconds: sum(|r| r.released_seconds),
+            reused_seconds: sum(|r| r.reused_seconds),
         }
     }
 }

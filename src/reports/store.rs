@@ -37,6 +37,12 @@ use crate::db::Conn;
 /// union of their ranges (`range_agg`) measures the same as their sum; the
 /// copies from the widened edges fall outside the area's working hours.
 ///
+/// Recaptured time (SPEC §25): per room, the time no-show releases gave
+/// back (from the shortened end to the end before, `released_until`) inside
+/// the period, and the part of it that bookings made after the release
+/// occupy (their room rows over that span, found through the room's
+/// exclusion index; a room's live rows never overlap, so the sum is exact).
+///
 /// An area without active rooms gives one row without a room (`code`
 /// null), so an area asked for that exists is told from one that does not
 /// (no row at all) in the same statement.
@@ -76,7 +82,19 @@ per_room AS (
            count(*) FILTER (WHERE r.status IN ('CONFIRMED', 'RELEASED') AND r.starts_at >= a.lo AND r.starts_at < a.hi)
                AS bookings,
            count(*) FILTER (WHERE r.status = 'CANCELLED' AND r.starts_at >= a.lo AND r.starts_at < a.hi) AS cancellations,
-           count(*) FILTER (WHERE r.status = 'RELEASED' AND r.starts_at >= a.lo AND r.starts_at < a.hi) AS releases
+           count(*) FILTER (WHERE r.status = 'RELEASED' AND r.starts_at >= a.lo AND r.starts_at < a.hi) AS releases,
+           sum(extract(epoch FROM least(r.released_until, a.hi) - greatest(r.ends_at, a.lo)))
+               FILTER (WHERE r.status = 'RELEASED' AND r.released_until > a.lo AND r.ends_at < a.hi)
+               AS released_seconds,
+           sum((SELECT sum(extract(epoch FROM least(o.ends_at, r.released_until, a.hi)
+                                              - greatest(o.starts_at, r.ends_at, a.lo)))
+                  FROM reservation_room o JOIN reservation ob ON ob.id = o.reservation_id
+                 WHERE o.room = rr.room AND o.active
+                   AND tstzrange(o.starts_at, o.ends_at, '[)') && tstzrange(r.ends_at, r.released_until, '[)')
+                   AND ob.created_at >= r.released_at AND ob.status IN ('CONFIRMED', 'RELEASED')
+                   AND o.starts_at < a.hi AND o.ends_at > a.lo))
+               FILTER (WHERE r.status = 'RELEASED' AND r.released_until > a.lo AND r.ends_at < a.hi)
+               AS reused_seconds
 ",
             $bookings,
             "
@@ -88,7 +106,9 @@ SELECT w.area, w.tz AS time_zone, w.seconds AS working_seconds,
           FROM unnest(coalesce(p.held, '{}') * w.hours) AS x) AS working_booked_seconds,
        coalesce(p.bookings, 0) AS bookings,
        coalesce(p.cancellations, 0) AS cancellations,
-       coalesce(p.releases, 0) AS releases
+       coalesce(p.releases, 0) AS releases,
+       coalesce(p.released_seconds, 0)::bigint AS released_seconds,
+       coalesce(p.reused_seconds, 0)::bigint AS reused_seconds
   FROM working w
   LEFT JOIN room ON room.area = w.area AND room.active
   LEFT JOIN per_room p ON p.room = room.code
@@ -186,6 +206,10 @@ struct Row {
     cancellations: i64,
     #[diesel(sql_type = BigInt)]
     releases: i64,
+    #[diesel(sql_type = BigInt)]
+    released_seconds: i64,
+    #[diesel(sql_type = BigInt)]
+    reused_seconds: i64,
 }
 
 /// The utilisation of every area's active rooms, or of one area's
@@ -234,6 +258,8 @@ fn assemble(period: Period, area: Option<&str>, rows: Vec<Row>) -> Utilisation {
             bookings: row.bookings,
             cancellations: row.cancellations,
             releases: row.releases,
+            released_seconds: row.released_seconds,
+            reused_seconds: row.reused_seconds,
         });
     }
     report

@@ -48,6 +48,14 @@ pub struct Booking {
     pub checked_in_at: Option<DateTime<Utc>>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     pub released_at: Option<DateTime<Utc>>,
+    /// The username of the delegate who made it for its organizer (SPEC
+    /// §25); null when the organizer did.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub booked_by: Option<String>,
+    /// That delegate, who gets its mail too.
+    #[serde(skip)]
+    #[diesel(sql_type = Nullable<Int8>)]
+    pub booked_by_staff_id: Option<i64>,
     /// Decides who may change the booking; never serialised.
     #[serde(skip)]
     #[diesel(sql_type = Text)]
@@ -106,6 +114,8 @@ impl Booking {
             check_in_required: false,
             checked_in_at: None,
             released_at: None,
+            booked_by: None,
+            booked_by_staff_id: None,
             organizer_digest: String::new(),
             organizer_staff_id: None,
             is_exception: false,
@@ -147,7 +157,9 @@ impl Booking {
 pub const BOOKING_COLUMNS: &str = "
 SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id, r.starts_at, r.ends_at,
        r.cancelled_at, r.version, r.status, r.series_id, r.check_in_required, r.checked_in_at, r.released_at,
-       r.is_exception, r.occurrence_start, r.updated_at, r.organizer_tenant,
+       r.is_exception, r.occurrence_start, r.updated_at, r.organizer_tenant, r.booked_by AS booked_by_staff_id,
+       CASE WHEN r.booked_by IS NOT NULL THEN (SELECT s.username FROM staff_user s WHERE s.id = r.booked_by) END
+           AS booked_by,
        x.rooms, x.buffers_before, x.buffers_after, x.time_zone
   FROM reservation r
  CROSS JOIN LATERAL (

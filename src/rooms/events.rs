@@ -17,7 +17,7 @@ use crate::outbox::{self, Intent, Kind};
 /// The notice of a booking's change for the outbox.
 pub fn intent(b: &Booking, action: Action) -> Option<Intent> {
     let kind = match action {
-        Action::Created => Kind::BookingCreated,
+        Action::Created | Action::Restored => Kind::BookingCreated,
         Action::Moved | Action::Retitled => Kind::BookingMoved,
         Action::Cancelled => Kind::BookingCancelled,
         Action::Approved => Kind::BookingApproved,
@@ -43,6 +43,7 @@ pub fn payload(b: &Booking, action: Action) -> serde_json::Value {
         "title": b.title,
         "organizer": b.organizer,
         "organizerStaffId": b.organizer_staff_id,
+        "bookedBy": b.booked_by,
         "rooms": b.rooms,
         "startsAt": b.starts_at,
         "endsAt": b.ends_at,
@@ -72,8 +73,13 @@ async fn enqueue(conn: &mut Conn, notices: Vec<(Intent, &Booking)>, ctx: &Ctx<'_
         notices.iter().filter(|(i, _)| i.kind != Kind::BookingCreated).map(|(_, b)| b.id).collect();
     outbox::withdraw_reminders(conn, &withdrawn).await?;
     if ctx.policy.mail {
-        let mail: Vec<(Intent, i64)> =
+        let mut mail: Vec<(Intent, i64)> =
             notices.iter().filter_map(|(i, b)| b.organizer_staff_id.map(|s| (i.clone(), s))).collect();
+        // A delegate's booking: they get the organizer's mail too (SPEC §25).
+        mail.extend(notices.iter().filter_map(|(i, b)| {
+            let delegate = b.booked_by_staff_id.filter(|d| Some(*d) != b.organizer_staff_id)?;
+            Some((Intent { delivery_id: format!("{}-booked-by", i.delivery_id), ..i.clone() }, delegate))
+        }));
         outbox::enqueue_mail(conn, &mail, ctx.now).await?;
     }
     // Created or moved inside the reminder window: its reminder at once, not
@@ -96,7 +102,7 @@ async fn enqueue(conn: &mut Conn, notices: Vec<(Intent, &Booking)>, ctx: &Ctx<'_
 /// New bookings (one, or a series' occurrences).
 pub async fn created(conn: &mut Conn, bookings: &[&Booking], ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
     let events = bookings.iter().map(|b| (b.id, created_changes(b))).collect();
-    history::record_many(conn, events, Action::Created, ctx.principal.name(), ctx.now).await?;
+    history::record_many(conn, events, Action::Created, ctx.principal, ctx.now).await?;
     enqueue(conn, bookings.iter().filter_map(|b| intent(b, Action::Created).map(|i| (i, *b))).collect(), ctx).await
 }
 
@@ -127,7 +133,7 @@ pub fn action_of(before: &Booking, after: &Booking) -> Action {
 /// One booking changed by a command (move, retitle, cancel, check-in).
 pub async fn changed(conn: &mut Conn, before: &Booking, after: &Booking, ctx: &Ctx<'_>) -> diesel::QueryResult<()> {
     let action = action_of(before, after);
-    history::record(conn, after.id, action, ctx.principal.name(), diff(before, after), ctx.now).await?;
+    history::record(conn, after.id, action, ctx.principal, diff(before, after), ctx.now).await?;
     enqueue(conn, intent(after, action).map(|i| (i, after)).into_iter().collect(), ctx).await
 }
 
@@ -139,7 +145,7 @@ pub async fn changed_many(
     ctx: &Ctx<'_>,
 ) -> diesel::QueryResult<()> {
     let events = pairs.iter().map(|(b, a)| (a.id, diff(b, a))).collect();
-    history::record_many(conn, events, action, ctx.principal.name(), ctx.now).await?;
+    history::record_many(conn, events, action, ctx.principal, ctx.now).await?;
     enqueue(conn, pairs.iter().filter_map(|(_, a)| intent(a, action).map(|i| (i, *a))).collect(), ctx).await
 }
 
@@ -156,7 +162,7 @@ pub async fn decided(
     if let Some(reason) = reason {
         changes = changes.set("reason", reason);
     }
-    history::record(conn, after.id, action, ctx.principal.name(), changes, ctx.now).await?;
+    history::record(conn, after.id, action, ctx.principal, changes, ctx.now).await?;
     enqueue(conn, intent(after, action).map(|i| (i, after)).into_iter().collect(), ctx).await
 }
 
@@ -178,6 +184,6 @@ pub async fn released(
             (a.id, changes)
         })
         .collect();
-    history::record_many(conn, events, Action::Released, ctx.principal.name(), ctx.now).await?;
+    history::record_many(conn, events, Action::Released, ctx.principal, ctx.now).await?;
     enqueue(conn, after.iter().filter_map(|a| intent(a, Action::Released).map(|i| (i, a))).collect(), ctx).await
 }

@@ -93,8 +93,16 @@ pub async fn render_day(
     let grid = grid::layout(&i18n, &rooms, &bookings, tz, date, view.highlight, now_min);
     let zone_note = super::zones::note(state, &i18n, user, tz);
     let csrf = Csrf::for_render(req, state);
-    let form =
+    let mut form =
         view.form.unwrap_or_else(|| BookingForm::blank(date.to_string(), room_choices(&rooms, &[]), area.clone()));
+    form.for_choices = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        crate::people::delegation::people_of(&mut conn, user.id)
+            .await?
+            .into_iter()
+            .map(|p| (p.username, p.display_name))
+            .collect()
+    };
     let today = today(state, tz);
     let page = DayPage {
         zone_note,
@@ -214,6 +222,11 @@ pub struct BookingForm {
     pub repeat_until: String,
     /// Dates a series could not have (shown with "book the rest").
     pub conflicts: Vec<String>,
+    /// Whom the person may book for (SPEC §25): `(username, name)` of the
+    /// people who named them their delegate; empty hides the choice.
+    pub for_choices: Vec<(String, String)>,
+    /// The chosen one (`for_username`; empty: oneself).
+    pub for_username: String,
 }
 
 impl BookingForm {
@@ -230,6 +243,8 @@ impl BookingForm {
             repeat: "none".into(),
             repeat_until: String::new(),
             conflicts: Vec::new(),
+            for_choices: Vec::new(),
+            for_username: String::new(),
         }
     }
 

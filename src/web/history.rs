@@ -57,7 +57,12 @@ pub fn history_lines(tz: Tz, i18n: &I18n, events: Vec<crate::history::Event>) ->
                 iso: e.at.to_rfc3339(),
                 at: e.at.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string(),
                 action: words::action(i18n, e.action),
-                actor: e.actor,
+                actor: match &e.on_behalf_of {
+                    Some(person) => {
+                        i18n.t2("history-actor-for", "delegate", e.actor.as_str(), "person", person.as_str())
+                    }
+                    None => e.actor,
+                },
                 detail,
             }
         })

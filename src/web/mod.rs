@@ -17,6 +17,7 @@ pub mod history;
 pub mod language;
 pub mod my;
 pub mod pages;
+pub mod restore;
 pub mod sso;
 pub mod week;
 pub mod words;
@@ -58,10 +59,13 @@ pub const FORM_ROUTES: &[&str] = &[
     "/account/time-zone",
     "/account/app-passwords",
     "/account/app-passwords/{id}/revoke",
+    "/account/delegates",
+    "/account/delegates/{username}/remove",
     "/admin/staff",
     "/admin/staff/{id}/disable",
     "/admin/staff/{id}/enable",
     "/admin/staff/{id}/password",
+    "/admin/staff/{id}/delegates",
     "/admin/keys",
     "/admin/keys/{id}/revoke",
     "/admin/approvals/{id}/approve",
@@ -75,6 +79,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/admin/areas/{code}",
     "/admin/holidays",
     "/admin/holidays/{code}/days",
+    "/series/{id}/restore",
 ];
 
 /// POST routes outside [`FORM_ROUTES`], each with why it needs no session

@@ -27,6 +27,7 @@ pub fn action(i18n: &I18n, action: Action) -> String {
         Action::Released => "history-released",
         Action::Approved => "history-approved",
         Action::Rejected => "history-rejected",
+        Action::Restored => "history-restored",
     })
 }
 

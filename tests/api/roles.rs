@@ -83,6 +83,13 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("staff.create", &[Admin]),
     ("staff.set_disabled", &[Admin]),
     ("staff.reset_password", &[Admin]),
+    // §25: admins change a person over JSON and on /admin/staff (delegates too).
+    ("staff.update", &[Admin]),
+    // §25: a person names and removes their own delegates on /account.
+    ("staff.add_delegate", &[Staff, Admin]),
+    ("staff.remove_delegate", &[Staff, Admin]),
+    // §25: the organizer (or their delegate, or an admin) restores a struck series.
+    ("series.restore", &[Staff, Admin]),
     // §13: keys are created and revoked by admins (/admin/staff, /api/admin/keys).
     ("key.create", &[Admin]),
     ("key.revoke", &[Admin]),

@@ -197,12 +197,13 @@ async fn a_provider_down_at_start_leaves_password_sign_in_working_until_it_answe
 async fn password_sign_in_can_be_left_to_the_break_glass_admin() {
     let provider = Provider::start().await;
     let app = app_with(&provider, "yeyak", |c| c.password_login = yeyak::auth::PasswordLogin::AdminOnly).await;
-    let command = yeyak::auth::commands::CreateStaff {
+    let command = yeyak::people::CreateStaff {
         username: "kim".into(),
         display_name: "김".into(),
         email: None,
         password_hash: yeyak::auth::hashing::hash_password("kim-password-1"),
         is_admin: false,
+        language: None,
     };
     let admin = yeyak::command::Principal::person(&app.state.secret, 1, ADMIN_USER, ADMIN_USER, true);
     app.state.pipeline.run(&admin, None, &command).await.unwrap();

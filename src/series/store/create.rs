@@ -98,6 +98,7 @@ async fn create(conn: &mut Conn, new: &CreateSeries, ctx: &Ctx<'_>) -> Result<Cr
             booking_series::organizer_name.eq(new.organizer_name.as_str()),
             booking_series::organizer_digest.eq(ctx.principal.digest().as_str()),
             booking_series::organizer_staff_id.eq(ctx.principal.staff_id()),
+            booking_series::booked_by.eq(ctx.principal.booked_by()),
             booking_series::rooms.eq(&codes),
             booking_series::recurrence.eq(new.recurrence.as_str()),
             booking_series::starts_at.eq(new.first.starts_at()),

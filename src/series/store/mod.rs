@@ -220,3 +220,15 @@ pub async fn of_organizer(conn: &mut Conn, digest: &str, now: DateTime<Utc>) -> 
     .load(conn)
     .await
 }
+
+/// The person who organizes series `id` (none: an API key's, or no such series).
+pub async fn organizer_staff_id(conn: &mut Conn, id: i64) -> QueryResult<Option<i64>> {
+    use crate::db::schema::booking_series;
+    Ok(booking_series::table
+        .find(id)
+        .select(booking_series::organizer_staff_id)
+        .first::<Option<i64>>(conn)
+        .await
+        .optional()?
+        .flatten())
+}

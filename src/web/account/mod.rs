@@ -9,7 +9,7 @@ mod sign_in;
 
 pub use page::account;
 pub use settings::{
-    change_password, choose_language, choose_time_zone, create_app_password, revoke_app_password,
-    rotate_calendar_token, MIN_PASSWORD_CHARS,
+    add_delegate, change_password, choose_language, choose_time_zone, create_app_password, remove_delegate,
+    revoke_app_password, rotate_calendar_token, MIN_PASSWORD_CHARS,
 };
 pub use sign_in::{login, login_form, logout, safe_next, LoginQuery};

@@ -56,6 +56,8 @@ pub(super) async fn render_account_in(
     let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
     let local_password = staff::source_of(&mut conn, user.id).await?.as_deref() == Some("local");
     let passwords = app_password::list(&mut conn, user.id).await?;
+    let delegates = crate::people::delegation::delegates_of(&mut conn, user.id).await?;
+    let delegating_for = crate::people::delegation::people_of(&mut conn, user.id).await?;
     drop(conn);
     let tz = user.zone(state.policy().timezone);
     let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
@@ -89,6 +91,8 @@ pub(super) async fn render_account_in(
         created,
         message,
         local_password,
+        delegates,
+        delegating_for,
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -125,6 +129,9 @@ pub struct AccountPage {
     pub message: Option<Notice>,
     /// A local account: its password can be changed here (company accounts have none).
     pub local_password: bool,
+    /// Who may book for this person (SPEC §25), and for whom they may.
+    pub delegates: Vec<crate::people::delegation::Person>,
+    pub delegating_for: Vec<crate::people::delegation::Person>,
 }
 
 /// An app password as the account page lists it (times in the configured zone).

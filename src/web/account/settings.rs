@@ -198,3 +198,46 @@ pub async fn choose_language(
     let _ = res.add_cookie(&language::remember(&state, lang));
     Ok(res)
 }
+
+/// `POST /account/delegates` (`username`): names a delegate (SPEC §25).
+pub async fn add_delegate(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StaffForm { user, form }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let i18n = PageI18n::of(&req);
+    let command = crate::people::AddDelegate { username: form.get("username").trim().to_owned() };
+    match state.pipeline.run(&crate::web::principal(&state, &user), None, &command).await {
+        Ok(added) => {
+            let message = Notice::ok(i18n.t1("delegates-added", "name", added.display_name.as_str()));
+            render_account(&state, &req, &user, Some(message), StatusCode::OK).await
+        }
+        Err(err) => {
+            let message = Notice::error(crate::web::pages::refusal(&i18n, &err));
+            render_account(&state, &req, &user, Some(message), crate::web::form::status_of(&err)).await
+        }
+    }
+}
+
+/// `POST /account/delegates/{username}/remove`: at once, also for their
+/// changes in flight (they wait for the removal's row lock, then fail).
+pub async fn remove_delegate(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    username: web::Path<String>,
+    StaffForm { user, .. }: StaffForm,
+) -> Result<HttpResponse, WebError> {
+    let i18n = PageI18n::of(&req);
+    let command = crate::people::RemoveDelegate { username: username.into_inner() };
+    let removed = state
+        .pipeline
+        .run(&crate::web::principal(&state, &user), None, &command)
+        .await
+        .map_err(|e| crate::web::form::refused_page(&e))?;
+    let Some(person) = removed else {
+        let message = Notice::error(i18n.t("delegates-not-found"));
+        return render_account(&state, &req, &user, Some(message), StatusCode::NOT_FOUND).await;
+    };
+    let message = Notice::ok(i18n.t1("delegates-removed", "name", person.display_name.as_str()));
+    render_account(&state, &req, &user, Some(message), StatusCode::OK).await
+}

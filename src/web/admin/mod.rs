@@ -21,12 +21,13 @@ use super::language::PageI18n;
 use super::pages::{self, nav, Nav, Notice};
 use super::{html_response, AdminForm, Csrf, SignedInAdmin, StaffForm, WebError};
 use crate::auth::api_key::{Role, Tenant};
-use crate::auth::commands::{CreateKey, CreateStaff, ResetPassword, RevokeKey, SetDisabled};
+use crate::auth::commands::{CreateKey, ResetPassword, RevokeKey, SetDisabled};
 use crate::auth::keys;
 use crate::auth::staff::{self, StaffUser};
 use crate::command::Command;
 use crate::db::DbError;
 use crate::error::ErrorCode;
+use crate::people::CreateStaff;
 use crate::state::AppState;
 
 /// Runs an account command as the signed-in admin; a refusal is its page.
@@ -71,6 +72,8 @@ async fn render_staff(
 ) -> Result<HttpResponse, WebError> {
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let list = staff::list(&mut conn).await?;
+    let ids: Vec<i64> = list.iter().map(|s| s.user.id).collect();
+    let delegates = crate::people::delegation::all_delegates(&mut conn, &ids).await?;
     let keys = keys::list(&mut conn, &state.keys).await?;
     drop(conn);
     let csrf = Csrf::for_render(req, state);
@@ -80,6 +83,7 @@ async fn render_staff(
         csrf: csrf.token.clone(),
         me: user.id,
         staff: list,
+        delegates,
         keys,
         message,
         new_key,
@@ -95,22 +99,6 @@ pub async fn staff_page(
     render_staff(&state, &req, &user, None, None, StatusCode::OK).await
 }
 
-/// An optional email address: empty is none; else `local@domain`, 3–254 characters.
-fn parse_email(raw: &str) -> Result<Option<&str>, ()> {
-    let raw = raw.trim();
-    if raw.is_empty() {
-        return Ok(None);
-    }
-    let ok = (3..=254).contains(&raw.len())
-        && raw.split_once('@').is_some_and(|(l, d)| !l.is_empty() && !d.is_empty() && !d.contains('@'))
-        && !raw.chars().any(char::is_whitespace);
-    if ok {
-        Ok(Some(raw))
-    } else {
-        Err(())
-    }
-}
-
 pub async fn add_staff(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -118,7 +106,7 @@ pub async fn add_staff(
 ) -> Result<HttpResponse, WebError> {
     let (username, display, password) =
         (form.get("username").trim(), form.get("display_name").trim(), form.get("password"));
-    let email = parse_email(form.get("email"));
+    let email = crate::people::directory::parse_email(form.get("email"));
     let i18n = PageI18n::of(&req);
     let refuse = |key: &str| Some(Notice::error(i18n.t(key)));
     let problem = if !staff::valid_username(username) {
@@ -143,11 +131,15 @@ pub async fn add_staff(
         email: email.unwrap_or(None).map(str::to_owned),
         password_hash: hashed(&state, password).await?,
         is_admin: form.get("is_admin") == "1",
+        language: None,
     };
-    let created = run(&state, &user, &command).await?;
+    let created = state.pipeline.run(&super::principal(&state, &user), None, &command).await;
     let (message, status) = match created {
-        Some(s) => (Notice::ok(i18n.t1("staff-created", "username", &s.username)), StatusCode::OK),
-        None => (Notice::error(i18n.t("staff-refused-taken")), StatusCode::CONFLICT),
+        Ok(s) => (Notice::ok(i18n.t1("staff-created", "username", &s.username)), StatusCode::OK),
+        Err(e) if e.code == ErrorCode::UsernameTaken => {
+            (Notice::error(i18n.t("staff-refused-taken")), StatusCode::CONFLICT)
+        }
+        Err(e) => return Err(super::form::refused_page(&e)),
     };
     render_staff(&state, &req, &user, Some(message), None, status).await
 }
@@ -212,6 +204,40 @@ pub async fn enable_staff(
     AdminForm(StaffForm { user, .. }): AdminForm,
 ) -> Result<HttpResponse, WebError> {
     set_disabled(&state, &req, &user, &id, false).await
+}
+
+/// `POST /admin/staff/{id}/delegates` (`delegates`: usernames, separated
+/// by commas or spaces): the person's delegates become exactly these.
+pub async fn set_delegates(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    AdminForm(StaffForm { user, form }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    let id = path_id(&id)?;
+    let i18n = PageI18n::of(&req);
+    let username = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        crate::people::directory::username_of(&mut conn, id).await?.ok_or_else(no_such_item)?
+    };
+    let names: Vec<String> = form
+        .get("delegates")
+        .split([',', ' ', '\n'])
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let command = crate::people::UpdateStaff { username, delegates: Some(names), ..Default::default() };
+    match state.pipeline.run(&super::principal(&state, &user), None, &command).await {
+        Ok(record) => {
+            let message = Notice::ok(i18n.t1("staff-delegates-set", "username", record.username.as_str()));
+            render_staff(&state, &req, &user, Some(message), None, StatusCode::OK).await
+        }
+        Err(err) => {
+            let message = Notice::error(crate::web::pages::refusal(&i18n, &err));
+            render_staff(&state, &req, &user, Some(message), None, crate::web::form::status_of(&err)).await
+        }
+    }
 }
 
 /// `POST /admin/staff/{id}/password`: an admin sets a new password; every
@@ -305,7 +331,16 @@ pub struct StaffPage {
     pub csrf: String,
     pub me: i64,
     pub staff: Vec<crate::auth::staff::StaffEntry>,
+    /// Each person's delegates' usernames (SPEC §25).
+    pub delegates: Vec<(i64, Vec<String>)>,
     pub keys: Vec<crate::auth::keys::KeyEntry>,
     pub message: Option<Notice>,
     pub new_key: Option<String>,
+}
+
+impl StaffPage {
+    /// A person's delegates as the form shows them: `kim, lee`.
+    pub fn delegates_of(&self, id: &i64) -> String {
+        self.delegates.iter().find(|(p, _)| p == id).map(|(_, d)| d.join(", ")).unwrap_or_default()
+    }
 }

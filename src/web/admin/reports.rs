@@ -81,6 +81,9 @@ fn line(r: &RoomUse) -> ReportLine {
         bookings: r.bookings,
         cancellations: r.cancellations,
         releases: r.releases,
+        released_hours: format!("{:.1}", r.released_seconds as f64 / 3600.0),
+        reused_hours: format!("{:.1}", r.reused_seconds as f64 / 3600.0),
+        reused_share: format!("{:.1}%", r.reused_percent()),
     }
 }
 
@@ -125,6 +128,10 @@ pub struct ReportLine {
     pub bookings: i64,
     pub cancellations: i64,
     pub releases: i64,
+    /// Recaptured time (SPEC §25): released, booked again, and the share.
+    pub released_hours: String,
+    pub reused_hours: String,
+    pub reused_share: String,
 }
 
 /// One area of the report: its zone and the working hours of each of its

@@ -17,7 +17,7 @@ use crate::web::form::{form_key, status_of};
 use crate::web::language::PageI18n;
 use crate::web::pages::refusal;
 use crate::web::pages::{self, nav, Nav, Notice};
-use crate::web::{html_response, principal, Csrf, SignedIn, StaffForm, WebError};
+use crate::web::{html_response, Csrf, SignedIn, StaffForm, WebError};
 
 pub async fn confirm_cancel(
     state: web::Data<AppState>,
@@ -51,9 +51,9 @@ pub async fn cancel(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
-    let principal = principal(&state, &user);
     let attempt = async {
         let key = form_key(&form)?;
+        let principal = super::acting::for_booking_id(&state, &user, id).await?;
         let scope = match form.get("scope") {
             "" | "one" => None,
             "following" => Some(true),

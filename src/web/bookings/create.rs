@@ -17,7 +17,7 @@ use crate::web::day::{self, room_choices, DayView};
 use crate::web::form::{form_key, form_range, parse_date, status_of};
 use crate::web::language::PageI18n;
 use crate::web::pages::refusal;
-use crate::web::{principal, FormData, StaffForm, WebError};
+use crate::web::{FormData, StaffForm, WebError};
 
 /// What a booking form asked for: one booking or a series.
 enum Booked {
@@ -30,9 +30,8 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
     let rooms = RequestedRooms::parse(&form.all("rooms"))?;
     let tz = state.zone_of_rooms(&form.all("rooms")).await;
     let range = form_range(tz, form)?;
-    let organizer_name = Title::parse_field("organizerName", &user.display_name)?;
     let key = form_key(form)?;
-    let principal = principal(state, user);
+    let (principal, organizer_name) = super::acting::for_form(state, user, form.get("for_username")).await?;
     match form.get("repeat") {
         "" | "none" => {
             let command = CreateBooking { title, rooms, range, organizer_name };
@@ -109,6 +108,7 @@ pub async fn create(
             kept.end = form.get("end").to_owned();
             kept.repeat = form.get("repeat").to_owned();
             kept.repeat_until = form.get("repeat_until").to_owned();
+            kept.for_username = form.get("for_username").to_owned();
             let i18n = PageI18n::of(&req);
             kept.conflicts = taken_dates(tz, &i18n, &err);
             let view = DayView {

@@ -6,7 +6,8 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
-use super::found::{area_of, day_of, load, may_change, time_label};
+use super::acting;
+use super::found::{area_of, day_of, load, time_label};
 use crate::auth::staff::StaffUser;
 use crate::checkin::CheckIn;
 use crate::db::DbError;
@@ -20,7 +21,7 @@ use crate::web::form::{form_key, form_range, status_of};
 use crate::web::language::PageI18n;
 use crate::web::pages::refusal;
 use crate::web::pages::{self, nav, Nav, Notice};
-use crate::web::{html_response, principal, Csrf, SignedIn, StaffForm, WebError};
+use crate::web::{html_response, Csrf, SignedIn, StaffForm, WebError};
 
 pub(super) async fn render_detail(
     state: &AppState,
@@ -47,7 +48,8 @@ pub(super) async fn render_detail(
     let csrf = Csrf::for_render(req, state);
     let (form_date, form_start, form_end) = kept
         .unwrap_or_else(|| (s.date_naive().to_string(), s.format("%H:%M").to_string(), e.format("%H:%M").to_string()));
-    let mine = may_change(state, user, &b);
+    let acting_as = acting::for_booking(state, user, &b).await.map_err(|e| crate::web::form::refused_page(&e))?;
+    let mine = crate::rooms::access::may_change(&acting_as, &b.organizer_digest);
     let now = state.clock.now();
     let (opens, closes) = state.policy().check_in_window(b.starts_at);
     let i18n = PageI18n::of(req);
@@ -111,7 +113,8 @@ pub async fn move_booking(
         let change =
             move_to::Change { range: form_range(tz, &form)?, title: None, expected_version: None, rooms: None };
         let key = form_key(&form)?;
-        state.pipeline.run(&principal(&state, &user), Some(key), &MoveBooking { id, change }).await
+        let principal = acting::for_booking_id(&state, &user, id).await?;
+        state.pipeline.run(&principal, Some(key), &MoveBooking { id, change }).await
     };
     match attempt.await {
         Ok(b) => Err(WebError::Redirect(day_of(&state, &b, "moved").await)),
@@ -141,7 +144,8 @@ pub async fn check_in(
     let id = id.into_inner();
     let attempt = async {
         let key = form_key(&form)?;
-        state.pipeline.run(&principal(&state, &user), Some(key), &CheckIn { id }).await
+        let principal = acting::for_booking_id(&state, &user, id).await?;
+        state.pipeline.run(&principal, Some(key), &CheckIn { id }).await
     };
     match attempt.await {
         Ok(b) => Err(WebError::Redirect(format!("/bookings/{}?checked_in=1", b.id))),

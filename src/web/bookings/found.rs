@@ -4,13 +4,12 @@
 
 use actix_web::http::StatusCode;
 
-use crate::auth::staff::StaffUser;
 use crate::db::DbError;
 use crate::i18n::I18n;
 use crate::rooms::booking::{self as store, Booking};
 use crate::state::AppState;
 use crate::web::day::enc;
-use crate::web::{principal, WebError};
+use crate::web::WebError;
 
 /// The area a booking's rooms are in (for the page it returns to).
 pub(super) async fn area_of(state: &AppState, b: &Booking) -> String {
@@ -33,11 +32,6 @@ pub async fn load(state: &AppState, id: i64) -> Result<Booking, WebError> {
     store::find(&mut conn, id)
         .await?
         .ok_or_else(|| WebError::message(StatusCode::NOT_FOUND, "booking-not-found-heading", "booking-not-found"))
-}
-
-/// The organizer rule, as the commands judge it.
-pub fn may_change(state: &AppState, user: &StaffUser, b: &Booking) -> bool {
-    crate::rooms::access::may_change(&principal(state, user), &b.organizer_digest)
 }
 
 /// The booking's date and times in its area's zone; where `viewer` (the

@@ -3,12 +3,14 @@
 //! with a redirect (success) or the page with the refusal in the page's
 //! language and the input kept. One file per step.
 
+mod acting;
 mod cancel;
 mod create;
 mod detail;
 mod found;
 
+pub use acting::for_series as principal_for_series;
 pub use cancel::{cancel, confirm_cancel};
 pub use create::create;
 pub use detail::{check_in, detail, move_booking};
-pub use found::{load, may_change, time_label};
+pub use found::{load, time_label};

@@ -126,4 +126,7 @@ api-OUTSIDE_WORKING_HOURS-plain = Rooms may be booked only inside working hours.
 api-AREA_CLOSED-plain = The area is closed on that day.
 api-ROOM_POSITION_TAKEN-plain = This position is taken.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = This room has upcoming bookings.
+api-PASSWORD_LOGIN_OFF = Local accounts are off here (YEYAK_PASSWORD_LOGIN is not on); company accounts are made at their first sign-in.
+api-USERNAME_TAKEN = A person with this username exists.
+api-SERIES_NOT_STRUCK = This series was not cancelled for repeated no-shows; there is nothing to restore.
 api-UID_CONFLICT = This UID belongs to another event.

@@ -36,3 +36,6 @@ imip-subject-declined = [Declined] { $room }: { $title }
 imip-head-declined = { $room } cannot take "{ $title }".
 imip-reason = Why: { $reason }
 imip-first-refused = First refused date: { $date }
+mail-struck-subject = [Series cancelled] { $title }
+mail-struck-head = The last { $strikes } meetings of this series were released because nobody checked in, so its { $cancelled } upcoming meetings were cancelled and their rooms freed.
+mail-struck-restore = To book them again where the rooms are still free: { $link }

@@ -291,6 +291,9 @@ report-col-hours = Booked (hours)
 report-col-bookings = Bookings
 report-col-cancellations = Cancelled
 report-col-releases = Released (no-show)
+report-col-released-hours = Released (h)
+report-col-reused-hours = Booked again (h)
+report-col-reused-share = Recaptured
 report-total = Total
 report-hours-hint = Booked time is in hours. A booking of several rooms counts once per room (the total is room-hours).
 report-refused-from = Choose the start date as YYYY-MM-DD.
@@ -340,6 +343,8 @@ history-cancelled = cancelled
 history-checked-in = checked in
 history-released = released automatically
 history-approved = approved
+history-actor-for = { $delegate } for { $person }
+history-restored = restored
 history-rejected = rejected
 history-field-title = title
 history-field-rooms = rooms
@@ -377,6 +382,8 @@ my-series-ahead = { $count ->
 }
 my-series-next = next:
 my-series-cancel = cancel…
+form-for = Book for
+form-for-me = Myself
 form-title = Title
 
 # Find a free room (/find, SPEC §8).
@@ -499,3 +506,24 @@ form-refused-busy = Too many requests right now. Please try again in a moment.
 # The command line (`yeyak --help`, in English like the rest of its help;
 # the product name `예약` beside `yeyak`, SPEC §19).
 cli-about = yeyak (예약): meeting-room bookings and capacity reservations over PostgreSQL
+delegates-heading = Delegates
+delegates-intro = Delegates book, change and cancel rooms for you; you are the organizer and both of you get the mail.
+delegates-remove = Remove
+delegates-remove-named = Remove { $name } as delegate
+delegates-add-label = Username of a new delegate
+delegates-add = Add delegate
+delegates-for-whom = You may book for:
+delegates-added = { $name } may now book for you.
+delegates-removed = { $name } may no longer book for you.
+delegates-not-found = There is no such delegate of yours.
+staff-delegates = Delegates (usernames)
+staff-set-delegates = Set delegates
+staff-delegates-set = Delegates of { $username } saved.
+restore-title = Restore a series
+restore-intro = These occurrences were cancelled after repeated no-shows. Restore books each again where its room is still free.
+restore-button = Restore the series
+restore-nothing = Nothing to restore: this series was not cancelled for no-shows, or its occurrences are past.
+restore-done = Restored { $restored }; { $missed } could not be booked again.
+restore-restored = Booked again
+restore-missed = Taken meanwhile
+restore-back = My bookings

@@ -118,4 +118,7 @@ api-OUTSIDE_WORKING_HOURS-plain = 근무 시간 안에만 예약할 수 있습�
 api-AREA_CLOSED-plain = 쉬는 날에는 예약할 수 없습니다.
 api-ROOM_POSITION_TAKEN-plain = 이미 쓰인 자리입니다.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = 앞으로의 예약이 있는 회의실입니다.
+api-PASSWORD_LOGIN_OFF = 이곳에서는 로컬 계정을 만들 수 없습니다(YEYAK_PASSWORD_LOGIN이 on이 아님). 회사 계정은 처음 로그인할 때 만들어집니다.
+api-USERNAME_TAKEN = 이미 있는 아이디입니다.
+api-SERIES_NOT_STRUCK = 반복된 노쇼로 취소된 반복 예약이 아니어서 되살릴 것이 없습니다.
 api-UID_CONFLICT = 이 UID는 이미 다른 일정이 쓰고 있습니다.

@@ -36,3 +36,6 @@ imip-subject-declined = [거절] { $room }: { $title }
 imip-head-declined = { $room }에서 "{ $title }" 일정을 받을 수 없습니다.
 imip-reason = 이유: { $reason }
 imip-first-refused = 처음 거절된 날짜: { $date }
+mail-struck-subject = [반복 예약 취소] { $title }
+mail-struck-head = 이 반복 예약의 최근 { $strikes }번이 체크인 없이 자동 반납되어, 앞으로의 일정 { $cancelled }건을 취소하고 회의실을 비웠습니다.
+mail-struck-restore = 회의실이 아직 비어 있는 일정을 다시 예약하려면: { $link }

@@ -1,0 +1,173 @@
+//! Staff administration over JSON (SPEC §25): the directory in pages, a new
+//! local account, a change of a person — admin keys only, the same commands
+//! as `/admin/staff`, writes with `Idempotency-Key`.
+
+use actix_web::http::Method;
+use actix_web::{web, HttpResponse};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::extract::{AdminCaller, AdminCommand, ApiJson};
+use super::openapi::{Api, Op, Tag};
+use super::run;
+use crate::auth::{staff, PasswordLogin};
+use crate::db::DbError;
+use crate::error::{ApiError, ErrorCode};
+use crate::i18n::Lang;
+use crate::people::commands::CREATE_STAFF;
+use crate::people::commands::UPDATE_STAFF;
+use crate::people::CreateStaff;
+use crate::people::{directory, StaffPage, StaffRecord, UpdateStaff};
+use crate::state::AppState;
+
+pub fn routes(api: &mut Api) {
+    use ErrorCode::*;
+    api.route(
+        Method::GET,
+        "/admin/staff",
+        Op::new::<StaffPage>(Tag::Admin, "listStaff", "people in pages of 500 by username", 200).admin(),
+        list,
+    )
+    .route(
+        Method::POST,
+        "/admin/staff",
+        Op::new::<StaffRecord>(Tag::Admin, "createStaff", "add a local account", 201)
+            .admin()
+            .owner_optional()
+            .idempotent(true)
+            .body::<NewStaffBody>()
+            .errors(&[PasswordLoginOff, UsernameTaken])
+            .runs(&CREATE_STAFF),
+        create,
+    )
+    .route(
+        Method::PATCH,
+        "/admin/staff/{username}",
+        Op::new::<StaffRecord>(Tag::Admin, "updateStaff", "change a person", 200)
+            .admin()
+            .owner_optional()
+            .idempotent(true)
+            .body::<StaffPatchBody>()
+            .errors(&[NotFound])
+            .runs(&UPDATE_STAFF),
+        update,
+    );
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListQuery {
+    /// `nextCursor` of the page before.
+    pub cursor: Option<String>,
+}
+
+async fn list(
+    state: web::Data<AppState>,
+    _: AdminCaller,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let cursor = query.cursor.as_deref().filter(|c| !c.is_empty());
+    if cursor.is_some_and(|c| !staff::valid_username(c)) {
+        return Err(ApiError::malformed("cursor", "not a cursor of this list"));
+    }
+    let mut conn = state.pool.get().await.map_err(DbError::from)?;
+    let page = directory::page(&mut conn, cursor).await.map_err(DbError::from)?;
+    Ok(HttpResponse::Ok().json(page))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewStaffBody {
+    pub username: String,
+    pub password: String,
+    pub display_name: Option<String>,
+    pub email: Option<String>,
+    pub admin: Option<bool>,
+    /// `ko` or `en`.
+    pub language: Option<String>,
+}
+
+fn language(raw: Option<&str>) -> Result<Option<Lang>, ApiError> {
+    raw.map(|l| Lang::parse_exact(l).ok_or_else(|| ApiError::malformed("language", "ko or en"))).transpose()
+}
+
+async fn create(
+    state: web::Data<AppState>,
+    AdminCommand(cmd): AdminCommand,
+    ApiJson(body): ApiJson<NewStaffBody>,
+) -> Result<HttpResponse, ApiError> {
+    let key = cmd.required_key()?;
+    if state.password_login != PasswordLogin::On {
+        return Err(ApiError::worded(ErrorCode::PasswordLoginOff, serde_json::json!({ "field": "password" })));
+    }
+    let username = body.username.trim();
+    if !staff::valid_username(username) {
+        return Err(ApiError::malformed("username", "1 to 64 of A-Z a-z 0-9 . _ -"));
+    }
+    let display_name = body.display_name.as_deref().map(str::trim).unwrap_or(username);
+    if display_name.is_empty() || display_name.chars().count() > 100 {
+        return Err(ApiError::malformed("displayName", "1 to 100 characters"));
+    }
+    if body.password.chars().count() < crate::web::account::MIN_PASSWORD_CHARS {
+        return Err(ApiError::malformed("password", "at least 10 characters"));
+    }
+    let email = directory::parse_email(body.email.as_deref().unwrap_or(""))
+        .map_err(|_| ApiError::malformed("email", "an address like name@example.com"))?;
+    let command = CreateStaff {
+        username: username.to_owned(),
+        display_name: display_name.to_owned(),
+        email: email.map(str::to_owned),
+        password_hash: state
+            .hashing
+            .hash(&body.password)
+            .await
+            .map_err(|_| ApiError::new(ErrorCode::AdmissionRejected, "password hashing is busy; retry shortly"))?,
+        is_admin: body.admin.unwrap_or(false),
+        language: language(body.language.as_deref())?,
+    };
+    run(&state.pipeline, &cmd.principal, Some(key), &command).await
+}
+
+/// What `PATCH /api/admin/staff/{username}` may change; absent fields stay.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StaffPatchBody {
+    pub display_name: Option<String>,
+    /// null clears it.
+    #[serde(default, deserialize_with = "crate::catalogue::domain::present")]
+    pub email: Option<Option<String>>,
+    pub admin: Option<bool>,
+    pub disabled: Option<bool>,
+    pub language: Option<String>,
+    /// An IANA zone; null: the installation's.
+    #[serde(default, deserialize_with = "crate::catalogue::domain::present")]
+    pub time_zone: Option<Option<String>>,
+    /// Usernames; the person's delegates become exactly these.
+    pub delegates: Option<Vec<String>>,
+}
+
+async fn update(
+    state: web::Data<AppState>,
+    AdminCommand(cmd): AdminCommand,
+    username: web::Path<String>,
+    ApiJson(body): ApiJson<StaffPatchBody>,
+) -> Result<HttpResponse, ApiError> {
+    let key = cmd.key.clone();
+    let time_zone = match body.time_zone {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(z)) => Some(Some(z.parse::<chrono_tz::Tz>().map_err(|_| {
+            ApiError::worded(ErrorCode::InvalidTimeZone, serde_json::json!({ "field": "timeZone", "timeZone": z }))
+        })?)),
+    };
+    let command = UpdateStaff {
+        username: username.into_inner(),
+        display_name: body.display_name,
+        email: body.email,
+        admin: body.admin,
+        disabled: body.disabled,
+        language: language(body.language.as_deref())?,
+        time_zone,
+        delegates: body.delegates,
+    };
+    run(&state.pipeline, &cmd.principal, key, &command).await
+}
