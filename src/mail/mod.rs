@@ -233,6 +233,26 @@ mod tests {
     }
 
     #[test]
+    fn a_strike_mail_names_the_series_and_links_its_restore_page() {
+        let n = StruckNotice {
+            series_id: 42,
+            title: "주간 회의".into(),
+            strikes: 3,
+            cancelled: 7,
+            to: "kim@example.com".into(),
+            to_name: "김민지".into(),
+            language: Some("en".into()),
+        };
+        let p = render_struck(&n, "https://rooms.example.com");
+        assert_eq!(p.subject, "[Series cancelled] 주간 회의");
+        assert!(p.text.contains("last 3 meetings") && p.text.contains("its 7 upcoming"), "{}", p.text);
+        assert!(p.text.contains("https://rooms.example.com/series/42/restore"), "{}", p.text);
+        assert!(p.calendar.is_empty(), "text only: the occurrences' own notices carry calendar parts");
+        let ko = render_struck(&StruckNotice { language: None, ..n }, "");
+        assert!(ko.subject.starts_with("[반복 예약 취소]") && ko.text.contains("/series/42/restore"), "{}", ko.text);
+    }
+
+    #[test]
     fn a_notice_reads_in_the_recipients_language() {
         let t = DateTime::parse_from_rfc3339("2030-01-07T01:00:00Z").unwrap().with_timezone(&Utc);
         let n = Notice {

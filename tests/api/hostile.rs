@@ -128,12 +128,17 @@ async fn every_command_route_refuses_broken_bodies_with_its_code_and_changes_not
     let tables = "(SELECT count(*) FROM reservation) + (SELECT count(*) FROM capacity_hold) + (SELECT count(*) FROM waitlist_entry)
                   + (SELECT count(*) FROM capacity_resource) + (SELECT count(*) FROM idempotency_record)
                   + (SELECT count(*) FROM room WHERE active) + (SELECT count(*) FROM area)
-                  + (SELECT count(*) FROM holiday_calendar) + (SELECT count(*) FROM holiday)";
+                  + (SELECT count(*) FROM holiday_calendar) + (SELECT count(*) FROM holiday)
+                  + (SELECT count(*) FROM staff_user) + (SELECT count(*) FROM delegation)";
     let before = app.count(&format!("SELECT {tables}")).await;
     let mut checked = 0;
     for (path, ops) in doc["paths"].as_object().unwrap() {
         for method in ops.as_object().unwrap().keys().filter(|m| ["post", "patch", "put"].contains(&m.as_str())) {
-            let concrete = path.replace("{id}", "1").replace("{code}", "A").replace("{delivery_id}", "x");
+            let concrete = path
+                .replace("{id}", "1")
+                .replace("{code}", "A")
+                .replace("{delivery_id}", "x")
+                .replace("{username}", "admin");
             let send = |ct: &'static str, body: Vec<u8>| {
                 app.http
                     .request(reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap(), app.url(&concrete))
@@ -166,6 +171,6 @@ async fn every_command_route_refuses_broken_bodies_with_its_code_and_changes_not
             checked += 1;
         }
     }
-    assert_eq!(checked, 30, "every POST, PATCH and PUT route of the document");
+    assert_eq!(checked, 32, "every POST, PATCH and PUT route of the document");
     assert_eq!(app.count(&format!("SELECT {tables}")).await, before, "no refused request changed anything");
 }

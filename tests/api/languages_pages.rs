@@ -94,6 +94,7 @@ pub struct World {
     booking: i64,
     pending: i64,
     occurrence: i64,
+    series: i64,
     pub display: String,
 }
 
@@ -174,6 +175,7 @@ pub async fn world(app: &TestApp) -> World {
         .await;
     assert_eq!(series.status, StatusCode::SEE_OTHER, "{}", series.html);
     let occurrence = app.count("SELECT min(id) FROM reservation WHERE series_id IS NOT NULL").await;
+    let series = app.count("SELECT min(id) FROM booking_series").await;
     // An integration's booking, pending in the room that needs approval.
     let (status, pending) = body(
         app.create_booking(
@@ -188,7 +190,7 @@ pub async fn world(app: &TestApp) -> World {
     .await;
     assert_eq!(status, StatusCode::CREATED, "{pending}");
     let display = crate::display::display_url(&admin, "A").await;
-    World { date, booking, pending: pending["id"].as_i64().unwrap(), occurrence, display }
+    World { date, booking, pending: pending["id"].as_i64().unwrap(), occurrence, series, display }
 }
 
 /// The addresses of a GET route worth visiting; `None` for the routes that
@@ -216,6 +218,8 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
         ],
         "/bookings/{id}/cancel" => vec![format!("/bookings/{id}/cancel"), format!("/bookings/{}/cancel", w.occurrence)],
         "/login" => vec!["/login".into(), "/login?next=%2Fmy".into()],
+        // A series not struck (nothing to restore) and none at all.
+        "/series/{id}/restore" => vec![format!("/series/{}/restore", w.series), "/series/999999/restore".into()],
         // Without a provider configured, company sign-in is a page that says so.
         "/auth/oidc/start" | "/auth/oidc/callback" => vec![route.to_owned()],
         "/admin/consistency" | "/admin/staff" | "/account" | "/admin/approvals" | "/admin/rooms" => {

@@ -169,6 +169,46 @@ async fn bad_delegations_are_refused_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn an_admin_sets_anyones_delegates_on_the_staff_page() {
+    let app = TestApp::spawn().await;
+    let admin = Browser::new(&app);
+    admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    let (kim_id, _) = add_person_signed_in(&app, &admin, "kim", "김민지").await;
+    add_person_signed_in(&app, &admin, "lee", "이서준").await;
+    add_person_signed_in(&app, &admin, "park", "박지훈").await;
+    let page = admin.get("/admin/staff").await;
+    let set = admin
+        .post(
+            &format!("/admin/staff/{kim_id}/delegates"),
+            &[("delegates", "lee, PARK"), ("csrf_token", &page.field("csrf_token"))],
+        )
+        .await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.html);
+    assert!(set.html.contains("value=\"lee, park\""), "{}", set.html);
+    let (_, listed) = app.get_json("/api/admin/staff", ADMIN).await;
+    let kim = listed["staff"].as_array().unwrap().iter().find(|s| s["username"] == "kim").unwrap().clone();
+    assert_eq!(kim["delegates"], json!(["lee", "park"]));
+    // An unknown name refuses the whole list; the delegates stay as they were.
+    let refused = admin
+        .post(
+            &format!("/admin/staff/{kim_id}/delegates"),
+            &[("delegates", "lee nobody"), ("csrf_token", &page.field("csrf_token"))],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.html);
+    assert_eq!(app.count("SELECT count(*) FROM delegation").await, 2);
+    // Emptied, none.
+    let cleared = admin
+        .post(
+            &format!("/admin/staff/{kim_id}/delegates"),
+            &[("delegates", ""), ("csrf_token", &page.field("csrf_token"))],
+        )
+        .await;
+    assert_eq!(cleared.status, StatusCode::OK);
+    assert_eq!(app.count("SELECT count(*) FROM delegation").await, 0);
+}
+
+#[tokio::test]
 async fn a_removal_waits_for_the_delegates_command_in_flight_and_then_bars_the_next() {
     let app = TestApp::spawn().await;
     let admin = Browser::new(&app);

@@ -153,14 +153,14 @@ async fn working_hours_are_each_areas_own_and_area_narrows_every_report() {
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     let page = admin.get(&format!("/admin/reports?{range}")).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert_eq!(page_row(&page.html, "NYC1"), ["6.0", "7.5%", "4", "0", "0"]);
-    assert_eq!(page_row(&page.html, "SEL1"), ["6.0", "5.6%", "3", "0", "0"]);
+    assert_eq!(page_row(&page.html, "NYC1"), ["6.0", "7.5%", "4", "0", "0", "0.0", "0.0", "0.0%"]);
+    assert_eq!(page_row(&page.html, "SEL1"), ["6.0", "5.6%", "3", "0", "0", "0.0", "0.0", "0.0%"]);
     assert!(page.html.contains("<li>뉴욕 (America/New_York): 회의실마다 업무시간 40.0시간</li>"), "{}", page.html);
     assert!(page.html.contains("<li>서울 (Asia/Seoul): 회의실마다 업무시간 36.0시간</li>"));
     assert!(page.html.contains("<li>빈 (Asia/Seoul): 회의실마다 업무시간 45.0시간</li>"), "an area without rooms");
     let page = admin.get(&format!("/admin/reports?{range}&area=%EB%89%B4%EC%9A%95")).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.html);
-    assert_eq!(page_row(&page.html, "NYC1"), ["6.0", "7.5%", "4", "0", "0"]);
+    assert_eq!(page_row(&page.html, "NYC1"), ["6.0", "7.5%", "4", "0", "0", "0.0", "0.0", "0.0%"]);
     assert!(!page.html.contains("room-SEL1") && !page.html.contains("room-A\""), "one area's rooms only");
     assert!(page.html.contains("<option value=\"뉴욕\" selected>"));
     assert!(page.html.contains(&format!(

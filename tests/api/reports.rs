@@ -84,7 +84,14 @@ SELECT room.code,
   (SELECT count(*) FROM copies c, bounds b WHERE c.room = room.code AND c.status = 'CANCELLED'
       AND c.booked_start >= b.lo AND c.booked_start < b.hi) AS cancellations,
   (SELECT count(*) FROM copies c, bounds b WHERE c.room = room.code AND c.status = 'RELEASED'
-      AND c.booked_start >= b.lo AND c.booked_start < b.hi) AS releases
+      AND c.booked_start >= b.lo AND c.booked_start < b.hi) AS releases,
+  -- Released time from the release's own history event (its end before and after).
+  (SELECT coalesce(sum(extract(epoch FROM least((e.changes -> 'endsAt' ->> 'before')::timestamptz, b.hi)
+                                        - greatest((e.changes -> 'endsAt' ->> 'after')::timestamptz, b.lo))), 0)::float8
+     FROM booking_event e JOIN reservation_room rr ON rr.reservation_id = e.reservation_id, bounds b
+    WHERE rr.room = room.code AND e.action = 'released'
+      AND (e.changes -> 'endsAt' ->> 'before')::timestamptz > b.lo
+      AND (e.changes -> 'endsAt' ->> 'after')::timestamptz < b.hi) AS released
   FROM room WHERE room.active ORDER BY room.area, room.position, room.code";
 
 #[tokio::test]
@@ -162,6 +169,8 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
         let code: String = row.get(0);
         let (booked, working, capacity): (f64, f64, f64) = (row.get(1), row.get(2), row.get(3));
         let counts: [i64; 3] = [row.get(4), row.get(5), row.get(6)];
+        // Nothing here books released time again: reused is zero.
+        let released: f64 = row.get(7);
         let share = if capacity > 0.0 { working * 100.0 / capacity } else { 0.0 };
         assert_eq!(
             page_row(&page.html, &code),
@@ -170,7 +179,10 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
                 format!("{share:.1}%"),
                 counts[0].to_string(),
                 counts[1].to_string(),
-                counts[2].to_string()
+                counts[2].to_string(),
+                format!("{:.1}", released / 3600.0),
+                "0.0".to_owned(),
+                "0.0%".to_owned()
             ],
             "page row of {code}"
         );
@@ -185,7 +197,9 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
                 format!("{share:.1}"),
                 counts[0].to_string(),
                 counts[1].to_string(),
-                counts[2].to_string()
+                counts[2].to_string(),
+                format!("{:.2}", released / 3600.0),
+                "0.00".to_owned()
             ],
             "CSV row of {code}"
         );
@@ -196,11 +210,12 @@ async fn the_page_and_the_csv_equal_an_independent_computation_and_read_back_int
     assert_eq!(page_row(&page.html, "B")[..3], ["4.0", "4.4%", "2"]);
     // C: 1 h after Sunday midnight (counted by start on Sunday: not a booking of
     // the range), 17:00–19:30 Wednesday (1 h working), one cancellation.
-    assert_eq!(page_row(&page.html, "C"), ["3.5", "2.2%", "1", "1", "0"]);
-    // K: released after 16 minutes; P: pending only; EMPTY: nothing.
-    assert_eq!(page_row(&page.html, "K"), ["0.3", "0.6%", "1", "0", "1"]);
-    assert_eq!(page_row(&page.html, "P"), ["0.0", "0.0%", "0", "0", "0"]);
-    assert_eq!(page_row(&page.html, "EMPTY"), ["0.0", "0.0%", "0", "0", "0"]);
+    assert_eq!(page_row(&page.html, "C"), ["3.5", "2.2%", "1", "1", "0", "0.0", "0.0", "0.0%"]);
+    // K: 10:00–12:00 released after 16 minutes, giving back 1 h 44 min
+    // nobody booked again; P: pending only; EMPTY: nothing.
+    assert_eq!(page_row(&page.html, "K"), ["0.3", "0.6%", "1", "0", "1", "1.7", "0.0", "0.0%"]);
+    assert_eq!(page_row(&page.html, "P"), ["0.0", "0.0%", "0", "0", "0", "0.0", "0.0", "0.0%"]);
+    assert_eq!(page_row(&page.html, "EMPTY"), ["0.0", "0.0%", "0", "0", "0", "0.0", "0.0", "0.0%"]);
     assert_eq!(rows[1][1], "빈 방, \"조용한\" 곳", "a name with a comma and quotes round-trips");
 
     // The bookings list: every booking starting in the range, titles intact.
