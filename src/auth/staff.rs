@@ -299,14 +299,21 @@ pub async fn start_session_with(
     Ok(token)
 }
 
-/// The enabled person behind a live session.
-pub async fn find_session(conn: &mut Conn, token: &str, now: DateTime<Utc>) -> QueryResult<Option<StaffUser>> {
+/// The enabled person behind a live session, and whether anyone named
+/// them a delegate.
+pub async fn find_session(conn: &mut Conn, token: &str, now: DateTime<Utc>) -> QueryResult<Option<(StaffUser, bool)>> {
+    // Whether anyone named them a delegate (SPEC §25), in the same
+    // statement: the booking form offers "for" only then, at no extra
+    // statement for everyone else.
+    let delegate_of_someone = diesel::dsl::sql::<diesel::sql_types::Bool>(
+        "EXISTS (SELECT 1 FROM delegation d WHERE d.delegate = staff_user.id)",
+    );
     session::table
         .inner_join(staff::table)
         .filter(session::token_hash.eq(token_hash(token)))
         .filter(session::expires_at.gt(now))
         .filter(staff::disabled_at.is_null())
-        .select(COLUMNS)
+        .select((COLUMNS, delegate_of_someone))
         .first(conn)
         .await
         .optional()

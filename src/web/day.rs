@@ -95,7 +95,10 @@ pub async fn render_day(
     let csrf = Csrf::for_render(req, state);
     let mut form =
         view.form.unwrap_or_else(|| BookingForm::blank(date.to_string(), room_choices(&rooms, &[]), area.clone()));
-    form.for_choices = {
+    let named = actix_web::HttpMessage::extensions(req).get::<super::NamedDelegate>().is_some_and(|n| n.0);
+    form.for_choices = if !named {
+        Vec::new()
+    } else {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
         crate::people::delegation::people_of(&mut conn, user.id)
             .await?

@@ -170,6 +170,11 @@ pub fn html_response(status: StatusCode, html: String) -> HttpResponse {
 /// A signed-in staff member (else a redirect to the sign-in page).
 pub struct SignedIn(pub StaffUser);
 
+/// Whether the signed-in person is someone's delegate (SPEC §25), read with
+/// their session: only then does the booking form look up whom for.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedDelegate(pub bool);
+
 impl FromRequest for SignedIn {
     type Error = WebError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
@@ -188,9 +193,10 @@ impl FromRequest for SignedIn {
             };
             let token = token.ok_or_else(login)?;
             let mut conn = state.pool.get().await.map_err(DbError::from)?;
-            let user = staff::find_session(&mut conn, &token, state.clock.now()).await?.ok_or_else(login)?;
+            let (user, named) = staff::find_session(&mut conn, &token, state.clock.now()).await?.ok_or_else(login)?;
             // The page's language may be the person's choice (`language::decide`).
             req.extensions_mut().insert(language::PersonChoice(user.language()));
+            req.extensions_mut().insert(NamedDelegate(named));
             Ok(SignedIn(user))
         })
     }

@@ -145,7 +145,8 @@ impl FromRequest for AdminReader {
             let user = crate::auth::staff::find_session(&mut conn, &token, state.clock.now())
                 .await
                 .map_err(crate::db::DbError::from)?
-                .ok_or_else(unauthenticated)?;
+                .ok_or_else(unauthenticated)?
+                .0;
             if !user.is_admin {
                 return Err(ApiError::new(ErrorCode::Forbidden, "this report is for admins"));
             }
