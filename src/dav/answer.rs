@@ -162,6 +162,7 @@ impl Request<'_> {
                     rooms: asked.rooms.clone(),
                     range: asked.range,
                     organizer_name: self.organizer_name.clone(),
+                    private: inv.private,
                 };
                 Ok(match attempt(conn, async |conn| command.run(conn, ctx).await).await? {
                     Ok(b) => Booked {
@@ -278,6 +279,7 @@ impl Request<'_> {
             recurrence: recurrence.clone(),
             on_conflict: OnConflict::Fail,
             organizer_name: self.organizer_name.clone(),
+            private: inv.private,
         };
         let created = command.run(conn, ctx).await?;
         apply_exceptions(conn, ctx, &created.created, inv).await?;

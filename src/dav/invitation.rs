@@ -56,6 +56,8 @@ pub struct Invitation {
     pub overrides: Vec<Override>,
     /// `STATUS:CANCELLED` on the event: it asks for no room any more.
     pub cancelled: bool,
+    /// `CLASS:PRIVATE` or `CLASS:CONFIDENTIAL` (SPEC §26).
+    pub private: bool,
 }
 
 /// A time zone a request may name.
@@ -264,6 +266,8 @@ pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refus
     let (starts_at, ends_at) = times(master, &zones)?;
     let summary = prop(master, "SUMMARY").map(|p| p.val.clone().unescape_text().as_str().trim().to_owned());
     let cancelled = prop(master, "STATUS").is_some_and(|s| is(s.val.as_str().trim(), "CANCELLED"));
+    let private = prop(master, "CLASS")
+        .is_some_and(|c| is(c.val.as_str().trim(), "PRIVATE") || is(c.val.as_str().trim(), "CONFIDENTIAL"));
     let mut rooms: Vec<String> = Vec::new();
     for a in props(master, "ATTENDEE") {
         if let Some(code) = address::room_code(p_value(a), room_domain) {
@@ -296,6 +300,7 @@ pub fn read(text: &str, home: Tz, room_domain: &str) -> Result<Invitation, Refus
         return Err(invalid("EXDATE and RECURRENCE-ID need an RRULE"));
     }
     Ok(Invitation {
+        private,
         uid,
         summary: summary.unwrap_or_default(),
         starts_at,

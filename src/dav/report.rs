@@ -285,8 +285,32 @@ pub async fn render_all(door: &Door<'_>, members: &[Member]) -> Result<HashMap<T
         .load(&mut conn)
         .await?;
     drop(conn);
+    // Private bookings in another's room calendar (SPEC §26): their label
+    // and times only, no organizer.
+    let reader = crate::rooms::privacy::Reader::of(&door.principal(), []);
+    let label = crate::i18n::I18n::new(door.lang).t("private-booking");
+    let hidden: Vec<i64> = bookings
+        .iter()
+        .chain(&occurrences)
+        .filter(|b| !reader.sees(b.private, &b.organizer_digest))
+        .map(|b| b.id)
+        .collect();
+    let bookings = reader.show_all(bookings, &label);
+    let occurrences = reader.show_all(occurrences, &label);
+    let series: Vec<Series> = series
+        .into_iter()
+        .map(|mut s| {
+            if !reader.sees(s.private, &s.organizer_digest) {
+                s.title = label.clone();
+            }
+            s
+        })
+        .collect();
     let catalogue = door.state.catalogue.current().await?;
     let organizer = |b: &Booking| -> Option<Organizer> {
+        if hidden.contains(&b.id) {
+            return None;
+        }
         let (_, username, name, email) = people.iter().find(|p| Some(p.0) == b.organizer_staff_id)?;
         let address = address::person(email.as_deref(), username, &door.state.public_base);
         Some(Organizer { name: name.clone(), address })

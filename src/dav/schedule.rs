@@ -372,6 +372,7 @@ mod tests {
             exdates: Vec::new(),
             overrides: Vec::new(),
             cancelled: false,
+            private: false,
         }
     }
 

@@ -80,6 +80,7 @@ diesel::table! {
         organizer_tenant -> Nullable<Text>,
         booked_by -> Nullable<Int8>,
         released_until -> Nullable<Timestamptz>,
+        private -> Bool,
     }
 }
 
@@ -101,6 +102,7 @@ diesel::table! {
         booked_by -> Nullable<Int8>,
         struck_at -> Nullable<Timestamptz>,
         restored_at -> Nullable<Timestamptz>,
+        private -> Bool,
     }
 }
 

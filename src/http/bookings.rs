@@ -7,7 +7,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson};
+use super::extract::{rfc3339, AdminCommand, ApiCaller, ApiCommand, ApiJson, Reading};
 use super::openapi::{Api, Op, Tag};
 use super::run;
 use crate::checkin::{self, CheckIn};
@@ -189,7 +189,7 @@ const LIST_PAGE: usize = 500;
 
 async fn list_bookings(
     state: web::Data<AppState>,
-    _: ApiCaller,
+    reading: Reading,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (from, to) = match (&query.date, &query.from, &query.to) {
@@ -217,13 +217,18 @@ async fn list_bookings(
         bookings.truncate(LIST_PAGE);
         PageMark::after(&bookings[LIST_PAGE - 1]).encode()
     });
+    let bookings = reading.reader.show_all(bookings, &reading.label());
     Ok(HttpResponse::Ok().json(BookingsReply { bookings, next_cursor }))
 }
 
-async fn get_booking(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
+async fn get_booking(
+    state: web::Data<AppState>,
+    reading: Reading,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
     let mut conn = state.pool.get().await.map_err(crate::db::DbError::from)?;
     let booking = booking::find(&mut conn, id.into_inner()).await.map_err(crate::db::DbError::from)?;
-    booking.map(|b| HttpResponse::Ok().json(b)).ok_or_else(|| ApiError::not_found("booking"))
+    booking.map(|b| HttpResponse::Ok().json(reading.show(b))).ok_or_else(|| ApiError::not_found("booking"))
 }
 
 #[derive(Debug, Deserialize)]
@@ -262,6 +267,9 @@ pub struct CreateBody {
     #[schemars(with = "DateTime<Utc>")]
     pub ends_at: DateTime<Utc>,
     pub organizer_name: Option<String>,
+    /// Title, organizer and attendees shown only to the organizer, their
+    /// delegates and admins (SPEC §26); default false.
+    pub private: Option<bool>,
 }
 
 async fn create_booking(
@@ -275,6 +283,7 @@ async fn create_booking(
         rooms: RequestedRooms::parse(&body.rooms)?,
         range: TimeRange::new(body.starts_at, body.ends_at)?,
         organizer_name: cmd.organizer_name(body.organizer_name.as_deref())?,
+        private: body.private.unwrap_or(false),
     };
     run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }

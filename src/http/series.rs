@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::bookings::BOOKING_RULES;
-use super::extract::{rfc3339, ApiCaller, ApiCommand, ApiJson};
+use super::extract::{rfc3339, ApiCommand, ApiJson, Reading};
 use super::openapi::{Api, Op, Tag};
 use super::run;
 use crate::db::DbError;
@@ -98,6 +98,8 @@ pub struct CreateSeriesBody {
     pub recurrence: String,
     pub on_conflict: Option<OnConflict>,
     pub organizer_name: Option<String>,
+    /// Every occurrence private (SPEC §26); default false.
+    pub private: Option<bool>,
 }
 
 async fn create_series(
@@ -115,16 +117,27 @@ async fn create_series(
         recurrence: Recurrence::parse(&body.recurrence, tz)?,
         on_conflict: body.on_conflict.unwrap_or(OnConflict::Fail),
         organizer_name: cmd.organizer_name(body.organizer_name.as_deref())?,
+        private: body.private.unwrap_or(false),
     };
     run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }
 
-async fn get_series(state: web::Data<AppState>, _: ApiCaller, id: web::Path<i64>) -> Result<HttpResponse, ApiError> {
+async fn get_series(
+    state: web::Data<AppState>,
+    reading: Reading,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let series =
+    let mut series =
         store::find(&mut conn, id).await.map_err(DbError::from)?.ok_or_else(|| ApiError::not_found("series"))?;
     let occurrences = store::occurrences(&mut conn, id).await.map_err(DbError::from)?;
+    // A private series reads like its occurrences (SPEC §26).
+    if !reading.reader.sees(series.private, &series.organizer_digest) {
+        series.title = reading.label();
+        series.organizer = String::new();
+    }
+    let occurrences = reading.reader.show_all(occurrences, &reading.label());
     Ok(HttpResponse::Ok().json(WithOccurrences { series, occurrences }))
 }
 

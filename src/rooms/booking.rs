@@ -48,6 +48,10 @@ pub struct Booking {
     pub checked_in_at: Option<DateTime<Utc>>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     pub released_at: Option<DateTime<Utc>>,
+    /// Title, organizer and attendees for the organizer, their delegates
+    /// and admins only (SPEC §26; `super::privacy`).
+    #[diesel(sql_type = Bool)]
+    pub private: bool,
     /// The username of the delegate who made it for its organizer (SPEC
     /// §25); null when the organizer did.
     #[diesel(sql_type = Nullable<Text>)]
@@ -114,6 +118,7 @@ impl Booking {
             check_in_required: false,
             checked_in_at: None,
             released_at: None,
+            private: false,
             booked_by: None,
             booked_by_staff_id: None,
             organizer_digest: String::new(),
@@ -157,7 +162,7 @@ impl Booking {
 pub const BOOKING_COLUMNS: &str = "
 SELECT r.id, r.title, r.organizer_name, r.organizer_digest, r.organizer_staff_id, r.starts_at, r.ends_at,
        r.cancelled_at, r.version, r.status, r.series_id, r.check_in_required, r.checked_in_at, r.released_at,
-       r.is_exception, r.occurrence_start, r.updated_at, r.organizer_tenant, r.booked_by AS booked_by_staff_id,
+       r.is_exception, r.occurrence_start, r.updated_at, r.organizer_tenant, r.booked_by AS booked_by_staff_id, r.private,
        CASE WHEN r.booked_by IS NOT NULL THEN (SELECT s.username FROM staff_user s WHERE s.id = r.booked_by) END
            AS booked_by,
        x.rooms, x.buffers_before, x.buffers_after, x.time_zone

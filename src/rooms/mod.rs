@@ -7,6 +7,7 @@ pub mod access;
 pub mod booking;
 pub mod domain;
 pub mod events;
+pub mod privacy;
 pub mod rules;
 pub mod store;
 

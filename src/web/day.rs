@@ -83,6 +83,8 @@ pub async fn render_day(
         let mut conn = pool.get().await.map_err(DbError::from)?;
         store::list_in_rooms(&mut conn, from, to, &codes).await?
     };
+    let label = PageI18n::of(req).t("private-booking");
+    let bookings = super::bookings::page_reader(state, user, req).await?.show_all(bookings, &label);
     let now = state.clock.now().with_timezone(&tz);
     let now_min = match date.cmp(&now.date_naive()) {
         std::cmp::Ordering::Less => Some(1440),
@@ -230,6 +232,8 @@ pub struct BookingForm {
     pub for_choices: Vec<(String, String)>,
     /// The chosen one (`for_username`; empty: oneself).
     pub for_username: String,
+    /// `private` ticked (SPEC §26).
+    pub private: bool,
 }
 
 impl BookingForm {
@@ -248,6 +252,7 @@ impl BookingForm {
             conflicts: Vec::new(),
             for_choices: Vec::new(),
             for_username: String::new(),
+            private: false,
         }
     }
 

@@ -131,6 +131,9 @@ async fn render(
         store::list_in_rooms(&mut conn, now, day_end.max(now + Duration::hours(12)), std::slice::from_ref(&room.code))
             .await?
     };
+    // The corridor is anyone's (SPEC §26): private bookings show as such.
+    let label = PageI18n::of(req).t("private-booking");
+    let bookings = crate::rooms::privacy::Reader::anyone().show_all(bookings, &label);
     let live: Vec<&Booking> = bookings.iter().filter(|b| b.is_live()).collect();
     let current = live.iter().find(|b| b.starts_at <= now && now < b.ends_at).copied();
     let upcoming: Vec<&Booking> = live.iter().filter(|b| b.starts_at > now).copied().collect();
@@ -245,6 +248,7 @@ pub async fn book_now(
             rooms: RequestedRooms::parse(std::slice::from_ref(&room.code))?,
             range: TimeRange::new(start, start + Duration::minutes(minutes))?,
             organizer_name: Title::parse_field("organizerName", &door_name(&i18n, &room))?,
+            private: false,
         };
         state.pipeline.run(&display(&state, &i18n, &room), Some(key_of(&form)?), &command).await
     };

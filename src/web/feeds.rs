@@ -129,6 +129,11 @@ pub async fn room(
         return Ok(answer(&req, &v, None, String::new));
     }
     let (v, rows) = read(&state, &site, Feed::Room(code), &window, name).await?;
+    // Colleagues read a room feed: private bookings but the reader's own
+    // are their label (SPEC §26).
+    let reader = crate::auth::OwnerDigest::of_staff(&state.secret, &opened.username);
+    let label = crate::i18n::I18n::new(site.lang).t("private-booking");
+    let rows: Vec<feed::Row> = rows.into_iter().map(|r| r.shown_to(reader.as_str(), &label)).collect();
     Ok(answer(&req, &v, None, || feed::render(name, &rows, &site)))
 }
 
@@ -152,7 +157,7 @@ async fn read(
 pub async fn one(
     state: web::Data<AppState>,
     req: HttpRequest,
-    SignedIn(_): SignedIn,
+    SignedIn(user): SignedIn,
     file: web::Path<String>,
 ) -> Result<HttpResponse, WebError> {
     let id: i64 = file.strip_suffix(".ics").and_then(|i| i.parse().ok()).ok_or_else(not_found)?;
@@ -163,6 +168,12 @@ pub async fn one(
         })?
     };
     let site = site(&state, PageI18n::of(&req).lang());
+    let reader = crate::web::bookings::page_reader(&state, &user, &req).await?;
+    let row = if reader.sees(row.private, &row.organizer_digest) {
+        row
+    } else {
+        row.shown_to("", &PageI18n::of(&req).t("private-booking"))
+    };
     let v = feed::validators_of_one(&row, counters, &site);
     let file = format!("booking-{id}.ics");
     Ok(answer(&req, &v, Some(file), || {

@@ -43,6 +43,8 @@ pub async fn week(
         let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
         crate::rooms::booking::list_in_rooms(&mut conn, from, to, &codes).await?
     };
+    let label = PageI18n::of(&req).t("private-booking");
+    let bookings = super::bookings::page_reader(&state, &user, &req).await?.show_all(bookings, &label);
     let mut rows: Vec<WeekRow> = rooms
         .iter()
         .map(|r| WeekRow {

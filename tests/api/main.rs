@@ -48,6 +48,7 @@ mod matrix;
 mod operations;
 mod outbox;
 mod people;
+mod private_bookings;
 mod public_bind_refusals;
 mod read_pool;
 mod report_areas;

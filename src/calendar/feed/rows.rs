@@ -47,6 +47,29 @@ pub struct Row {
     pub room_codes: Vec<String>,
     #[diesel(sql_type = Array<Text>)]
     pub room_names: Vec<String>,
+    /// SPEC §26: shown whole to its organizer only (a room feed is read by
+    /// colleagues).
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    pub private: bool,
+    #[diesel(sql_type = Text)]
+    pub organizer_digest: String,
+}
+
+impl Row {
+    /// The row as a colleague reads it in a room feed: a private booking
+    /// is `label` with no organizer unless `reader` (an organizer digest)
+    /// made it.
+    pub fn shown_to(mut self, reader: &str, label: &str) -> Row {
+        if self.private && self.organizer_digest != reader {
+            self.title = label.to_owned();
+            self.organizer_name = String::new();
+            self.organizer_tenant = None;
+            self.username = None;
+            self.display_name = None;
+            self.email = None;
+        }
+        self
+    }
 }
 
 impl Row {
@@ -80,7 +103,7 @@ impl Row {
 const ROW_SELECT: &str = "
 
 SELECT r.id, r.title, r.organizer_name, r.organizer_tenant, r.status, r.version, r.starts_at, r.ends_at,
-       r.updated_at, s.username, s.display_name, s.email,
+       r.updated_at, s.username, s.display_name, s.email, r.private, r.organizer_digest,
        COALESCE(array_agg(rm.code ORDER BY rm.position, rm.code) FILTER (WHERE rm.code IS NOT NULL), '{}') AS room_codes,
        COALESCE(array_agg(rm.name ORDER BY rm.position, rm.code) FILTER (WHERE rm.code IS NOT NULL), '{}') AS room_names";
 

@@ -215,3 +215,46 @@ impl FromRequest for MaybeOwner {
 pub(super) fn principal(state: &AppState, caller: &Caller, owner: Option<&OwnerId>) -> Principal {
     Principal::api_key(&state.secret, &caller.tenant, caller.is_admin(), owner)
 }
+
+/// Who reads bookings over JSON (SPEC §26): an admin key sees everything;
+/// another key sees the private bookings of the owner it names in
+/// `X-Reservation-Owner` (optional on reads) and no one else's. Also the
+/// caller's language, in which a hidden booking's title is written.
+pub struct Reading {
+    pub reader: crate::rooms::privacy::Reader,
+    pub lang: crate::i18n::Lang,
+}
+
+impl Reading {
+    /// "비공개 예약" / "Private booking".
+    pub fn label(&self) -> String {
+        crate::i18n::I18n::new(self.lang).t("private-booking")
+    }
+
+    pub fn show(&self, b: crate::rooms::booking::Booking) -> crate::rooms::booking::Booking {
+        self.reader.show(b, &self.label())
+    }
+}
+
+impl FromRequest for Reading {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let state = state(req);
+        let caller = ApiCaller::from_request(req, payload);
+        let owner = MaybeOwner::from_request(req, payload).into_inner();
+        let lang = req
+            .headers()
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|h| h.to_str().ok())
+            .and_then(crate::i18n::Lang::from_accept_language)
+            .unwrap_or_default();
+        Box::pin(async move {
+            let ApiCaller(caller) = caller.await?;
+            let owner = owner?;
+            let principal = principal(&state, &caller, owner.0.as_ref());
+            Ok(Reading { reader: crate::rooms::privacy::Reader::of(&principal, []), lang })
+        })
+    }
+}

@@ -6,6 +6,8 @@ mod caller;
 mod command;
 mod json;
 
-pub use caller::{authenticate_first, bearer, AdminCaller, AdminReader, ApiCaller, MaybeOwner, Owner, OWNER_HEADER};
+pub use caller::{
+    authenticate_first, bearer, AdminCaller, AdminReader, ApiCaller, MaybeOwner, Owner, Reading, OWNER_HEADER,
+};
 pub use command::{AdminCommand, ApiCommand, IdemKey};
 pub use json::{rfc3339, ApiJson, JSON_LIMIT};

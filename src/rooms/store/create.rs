@@ -23,6 +23,10 @@ pub struct CreateBooking {
     #[serde(flatten)]
     pub range: TimeRange,
     pub organizer_name: Title,
+    /// SPEC §26: its title, organizer and attendees for the organizer,
+    /// their delegates and admins only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub private: bool,
 }
 
 impl Command for CreateBooking {
@@ -53,6 +57,7 @@ async fn create(conn: &mut Conn, new: &CreateBooking, ctx: &Ctx<'_>) -> Result<B
         title: new.title.as_str(),
         organizer_name: new.organizer_name.as_str(),
         status: rules::initial_status(&rooms, ctx),
+        private: new.private,
         check_in_required: rooms.check_in_required(),
         series: None,
     };

@@ -83,6 +83,8 @@ pub struct NewRows<'a> {
     pub title: &'a str,
     pub organizer_name: &'a str,
     pub status: Status,
+    /// Shown to its organizer, their delegates and admins only (SPEC §26).
+    pub private: bool,
     pub check_in_required: bool,
     /// The series they are occurrences of; each row's `occurrence_start` is
     /// where the rule put it, its start.
@@ -111,8 +113,8 @@ pub async fn insert_rows(
     let inserted: Vec<Inserted> = diesel::sql_query(
         "INSERT INTO reservation (title, organizer_name, organizer_digest, organizer_staff_id, organizer_tenant,
                                   starts_at, ends_at, status, check_in_required, series_id, occurrence_start,
-                                  created_at, updated_at, booked_by)
-         SELECT $1, $2, $3, $4, $11, o.s, o.e, $5, $6, $7, CASE WHEN $7 IS NULL THEN NULL ELSE o.s END, $8, $8, $12
+                                  created_at, updated_at, booked_by, private)
+         SELECT $1, $2, $3, $4, $11, o.s, o.e, $5, $6, $7, CASE WHEN $7 IS NULL THEN NULL ELSE o.s END, $8, $8, $12, $13
            FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(s, e, ord)
           ORDER BY o.ord
          RETURNING id, starts_at",
@@ -129,6 +131,7 @@ pub async fn insert_rows(
     .bind::<Array<Timestamptz>, _>(&ends)
     .bind::<Nullable<Text>, _>(ctx.principal.key_tenant().map(|t| t.as_str()))
     .bind::<Nullable<Int8>, _>(ctx.principal.booked_by())
+    .bind::<Bool, _>(rows.private)
     .cached()
     .load(conn)
     .await?;

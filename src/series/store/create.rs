@@ -40,6 +40,9 @@ pub struct CreateSeries {
     pub recurrence: Recurrence,
     pub on_conflict: OnConflict,
     pub organizer_name: Title,
+    /// SPEC §26: every occurrence private.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub private: bool,
 }
 
 /// `201` of `POST /api/series`.
@@ -99,6 +102,7 @@ async fn create(conn: &mut Conn, new: &CreateSeries, ctx: &Ctx<'_>) -> Result<Cr
             booking_series::organizer_digest.eq(ctx.principal.digest().as_str()),
             booking_series::organizer_staff_id.eq(ctx.principal.staff_id()),
             booking_series::booked_by.eq(ctx.principal.booked_by()),
+            booking_series::private.eq(new.private),
             booking_series::rooms.eq(&codes),
             booking_series::recurrence.eq(new.recurrence.as_str()),
             booking_series::starts_at.eq(new.first.starts_at()),
@@ -149,6 +153,7 @@ async fn insert_occurrences(
         title: &series.title,
         organizer_name: &series.organizer,
         status,
+        private: series.private,
         check_in_required: rooms.check_in_required(),
         series: Some(series.id),
     };

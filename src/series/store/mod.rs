@@ -52,6 +52,8 @@ pub struct Series {
     pub organizer_digest: String,
     #[serde(skip)]
     pub timezone: String,
+    /// Its occurrences are private (SPEC §26).
+    pub private: bool,
 }
 
 /// A date the series could not have, and the booking that holds it.

@@ -11,8 +11,10 @@ use crate::error::ApiError;
 use crate::people::delegation;
 use crate::rooms::booking::Booking;
 use crate::rooms::domain::Title;
+use crate::rooms::privacy::Reader;
 use crate::state::AppState;
 use crate::web::principal;
+use actix_web::HttpRequest;
 
 fn delegate_for(state: &AppState, user: &StaffUser, person: &delegation::Person) -> Principal {
     let delegate = (user.id, user.display_name.as_str());
@@ -76,4 +78,22 @@ pub async fn for_series(state: &AppState, user: &StaffUser, id: i64) -> Result<P
     }
     let person = crate::people::directory::person(&mut conn, organizer).await.map_err(DbError::from)?;
     Ok(person.map(|p| delegate_for(state, user, &p)).unwrap_or(own))
+}
+
+/// Who reads a signed-in page (SPEC §26): an admin sees every booking; a
+/// person their own private bookings and those of the people who named
+/// them a delegate (looked up only when their session says there are any).
+pub async fn page_reader(state: &AppState, user: &StaffUser, req: &HttpRequest) -> Result<Reader, DbError> {
+    let named = actix_web::HttpMessage::extensions(req).get::<crate::web::NamedDelegate>().is_some_and(|n| n.0);
+    let also = if named && !user.is_admin {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        delegation::people_of(&mut conn, user.id)
+            .await?
+            .into_iter()
+            .map(|p| crate::auth::OwnerDigest::of_staff(&state.secret, &p.username).as_str().to_owned())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Reader::of(&principal(state, user), also))
 }

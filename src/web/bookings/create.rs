@@ -31,10 +31,12 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
     let tz = state.zone_of_rooms(&form.all("rooms")).await;
     let range = form_range(tz, form)?;
     let key = form_key(form)?;
+    // A checkbox: sent (any value) when ticked.
+    let private = !form.get("private").is_empty();
     let (principal, organizer_name) = super::acting::for_form(state, user, form.get("for_username")).await?;
     match form.get("repeat") {
         "" | "none" => {
-            let command = CreateBooking { title, rooms, range, organizer_name };
+            let command = CreateBooking { title, rooms, range, organizer_name, private };
             Ok(Booked::One(state.pipeline.run(&principal, Some(key), &command).await?))
         }
         repeat => {
@@ -47,6 +49,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
                 recurrence: crate::series::domain::from_form(repeat, until, tz)?,
                 on_conflict: if form.get("on_conflict") == "skip" { OnConflict::Skip } else { OnConflict::Fail },
                 organizer_name,
+                private,
             };
             Ok(Booked::Series(state.pipeline.run(&principal, Some(key), &command).await?))
         }
@@ -109,6 +112,7 @@ pub async fn create(
             kept.repeat = form.get("repeat").to_owned();
             kept.repeat_until = form.get("repeat_until").to_owned();
             kept.for_username = form.get("for_username").to_owned();
+            kept.private = !form.get("private").is_empty();
             let i18n = PageI18n::of(&req);
             kept.conflicts = taken_dates(tz, &i18n, &err);
             let view = DayView {

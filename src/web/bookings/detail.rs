@@ -34,13 +34,18 @@ pub(super) async fn render_detail(
 ) -> Result<HttpResponse, WebError> {
     let tz = b.zone(state.policy().timezone);
     let (s, e) = (b.starts_at.with_timezone(&tz), b.ends_at.with_timezone(&tz));
+    // A private booking this reader may not see: its label and times only,
+    // no history (its entries name titles and people; SPEC §26).
+    let reader = super::acting::page_reader(state, user, req).await?;
+    let hidden = !reader.sees(b.private, &b.organizer_digest);
+    let b = reader.show(b, &PageI18n::of(req).t("private-booking"));
     let (history, series) = {
         let mut conn = state.pool.get().await.map_err(DbError::from)?;
-        let history = crate::history::list(&mut conn, b.id).await?;
+        let history = if hidden { Vec::new() } else { crate::history::list(&mut conn, b.id).await? };
         let series = match b.series_id {
             Some(id) => crate::series::store::find(&mut conn, id)
                 .await?
-                .map(|s| (s.id, format!("{} ({})", s.title, s.recurrence))),
+                .map(|s| (s.id, if hidden { s.recurrence } else { format!("{} ({})", s.title, s.recurrence) })),
             None => None,
         };
         (history, series)

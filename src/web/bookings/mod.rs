@@ -9,7 +9,7 @@ mod create;
 mod detail;
 mod found;
 
-pub use acting::for_series as principal_for_series;
+pub use acting::{for_series as principal_for_series, page_reader};
 pub use cancel::{cancel, confirm_cancel};
 pub use create::create;
 pub use detail::{check_in, detail, move_booking};

@@ -384,6 +384,8 @@ my-series-next = next:
 my-series-cancel = cancel…
 form-for = Book for
 form-for-me = Myself
+form-private = Private: others see only that the room is busy
+private-booking = Private booking
 form-title = Title
 
 # Find a free room (/find, SPEC §8).

@@ -372,6 +372,8 @@ my-series-next = 다음:
 my-series-cancel = 취소…
 form-for = 누구의 예약
 form-for-me = 나
+form-private = 비공개: 다른 사람에게는 회의실이 사용 중이라고만 보입니다
+private-booking = 비공개 예약
 form-title = 제목
 
 # Find a free room (/find, SPEC §8).

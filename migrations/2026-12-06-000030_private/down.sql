@@ -1,0 +1,2 @@
+ALTER TABLE booking_series DROP COLUMN private;
+ALTER TABLE reservation DROP COLUMN private;
