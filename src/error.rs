@@ -92,6 +92,12 @@ error_codes!(
     WindowTooLong,
     /// A calendar object's UID is another live object's of the collection (SPEC §23).
     UidConflict,
+    /// The person already holds a desk in that half day (SPEC §28).
+    DeskAlreadyBooked,
+    /// The desk is assigned to someone who is not away that day (SPEC §28).
+    DeskAssigned,
+    /// A floor plan that is not a whole PNG, JPEG or WebP image within the limits (SPEC §28).
+    InvalidImage,
     DatabaseUnavailable,
     Internal,
 );
@@ -118,7 +124,8 @@ impl ErrorCode {
             | WindowTooLong
             | InvalidTimeZone
             | OutsideWorkingHours
-            | AreaClosed => StatusCode::BAD_REQUEST,
+            | AreaClosed
+            | InvalidImage => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer | RoomRequired => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -146,7 +153,9 @@ impl ErrorCode {
             | RoomHasFutureBookings
             | AlreadyWaiting
             | HoldLifetimeExceeded
-            | UidConflict => StatusCode::CONFLICT,
+            | UidConflict
+            | DeskAlreadyBooked
+            | DeskAssigned => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -314,6 +323,7 @@ impl From<DbError> for ApiError {
             }
             DbError::RoomTimeTaken => ApiError::room_time_taken(),
             DbError::RoomBufferTaken => ApiError::room_buffer_taken(),
+            DbError::DeskAlreadyBooked => ApiError::worded(ErrorCode::DeskAlreadyBooked, json!({})),
             DbError::AlreadyWaiting => ApiError::already_waiting(None),
             DbError::NulInText => ApiError::malformed("text", "a text holds a NUL character"),
             DbError::Retryable(e) => {

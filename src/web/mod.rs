@@ -17,6 +17,7 @@ pub mod history;
 pub mod language;
 pub mod my;
 pub mod pages;
+pub mod plan;
 pub mod sso;
 pub mod week;
 pub mod words;
@@ -75,6 +76,8 @@ pub const FORM_ROUTES: &[&str] = &[
     "/admin/areas/{code}",
     "/admin/holidays",
     "/admin/holidays/{code}/days",
+    "/admin/areas/{code}/plan",
+    "/account/away",
 ];
 
 /// POST routes outside [`FORM_ROUTES`], each with why it needs no session

@@ -56,8 +56,10 @@ pub(super) async fn render_account_in(
     let generation = crate::calendar::token::generation(&mut conn, user.id).await?;
     let local_password = staff::source_of(&mut conn, user.id).await?.as_deref() == Some("local");
     let passwords = app_password::list(&mut conn, user.id).await?;
-    drop(conn);
     let tz = user.zone(state.policy().timezone);
+    let today = state.clock.now().with_timezone(&tz).date_naive();
+    let away = crate::auth::away::of_person(&mut conn, user.id, today).await?;
+    drop(conn);
     let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
     let app_passwords = passwords
         .into_iter()
@@ -89,6 +91,7 @@ pub(super) async fn render_account_in(
         created,
         message,
         local_password,
+        away: away.into_iter().map(|a| (a.from.to_string(), a.to.to_string())).collect(),
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -125,6 +128,8 @@ pub struct AccountPage {
     pub message: Option<Notice>,
     /// A local account: its password can be changed here (company accounts have none).
     pub local_password: bool,
+    /// Away days from today on (SPEC §28), `from` and `to` inclusive.
+    pub away: Vec<(String, String)>,
 }
 
 /// An app password as the account page lists it (times in the configured zone).

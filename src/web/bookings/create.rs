@@ -9,6 +9,7 @@ use crate::auth::staff::StaffUser;
 use crate::error::ApiError;
 use crate::i18n::I18n;
 use crate::rooms::booking::Booking;
+use crate::rooms::desks::{DeskDay, Unit, When};
 use crate::rooms::domain::{RequestedRooms, Title};
 use crate::rooms::store::CreateBooking;
 use crate::series::{CreateSeries, OnConflict};
@@ -25,7 +26,29 @@ enum Booked {
     Series(crate::series::store::Created),
 }
 
+/// A desk's form (SPEC §28): `date` and `unit`, no start or end; the
+/// title may be left empty (the desk's code).
+async fn book_desk(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
+    let codes = form.all("rooms");
+    let title = match form.get("title").trim() {
+        "" => Title::parse(&codes.join("+"))?,
+        t => Title::parse(t)?,
+    };
+    let when =
+        When::Desk(DeskDay { date: parse_date(form.get("date"))?, unit: Unit::parse("unit", form.get("unit"))? });
+    let command = CreateBooking {
+        title,
+        rooms: RequestedRooms::parse(&codes)?,
+        when,
+        organizer_name: Title::parse_field("organizerName", &user.display_name)?,
+    };
+    Ok(Booked::One(state.pipeline.run(&principal(state, user), Some(form_key(form)?), &command).await?))
+}
+
 async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
+    if !form.get("unit").is_empty() {
+        return book_desk(state, user, form).await;
+    }
     let title = Title::parse(form.get("title"))?;
     let rooms = RequestedRooms::parse(&form.all("rooms"))?;
     let tz = state.zone_of_rooms(&form.all("rooms")).await;
@@ -35,7 +58,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
     let principal = principal(state, user);
     match form.get("repeat") {
         "" | "none" => {
-            let command = CreateBooking { title, rooms, range, organizer_name };
+            let command = CreateBooking { title, rooms, when: When::Range(range), organizer_name };
             Ok(Booked::One(state.pipeline.run(&principal, Some(key), &command).await?))
         }
         repeat => {
@@ -109,6 +132,7 @@ pub async fn create(
             kept.end = form.get("end").to_owned();
             kept.repeat = form.get("repeat").to_owned();
             kept.repeat_until = form.get("repeat_until").to_owned();
+            kept.unit = form.get("unit").to_owned();
             let i18n = PageI18n::of(&req);
             kept.conflicts = taken_dates(tz, &i18n, &err);
             let view = DayView {

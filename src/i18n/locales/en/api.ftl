@@ -127,3 +127,8 @@ api-AREA_CLOSED-plain = The area is closed on that day.
 api-ROOM_POSITION_TAKEN-plain = This position is taken.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = This room has upcoming bookings.
 api-UID_CONFLICT = This UID belongs to another event.
+
+# Desks and floor plans (SPEC §28).
+api-DESK_ALREADY_BOOKED = You already have a desk for that half day.
+api-DESK_ASSIGNED = This desk is assigned to someone who is not away that day.
+api-INVALID_IMAGE = The plan must be a whole PNG, JPEG or WebP image of at most 8,000 × 8,000 pixels.

@@ -119,3 +119,8 @@ api-AREA_CLOSED-plain = 쉬는 날에는 예약할 수 없습니다.
 api-ROOM_POSITION_TAKEN-plain = 이미 쓰인 자리입니다.
 api-ROOM_HAS_FUTURE_BOOKINGS-plain = 앞으로의 예약이 있는 회의실입니다.
 api-UID_CONFLICT = 이 UID는 이미 다른 일정이 쓰고 있습니다.
+
+# 좌석과 층 평면도 (SPEC §28).
+api-DESK_ALREADY_BOOKED = 그 반나절에는 이미 예약한 좌석이 있습니다.
+api-DESK_ASSIGNED = 지정석입니다. 주인이 자리를 비우는 날에만 예약할 수 있습니다.
+api-INVALID_IMAGE = 평면도는 8,000 × 8,000 픽셀 이하의 온전한 PNG, JPEG 또는 WebP 그림이어야 합니다.
