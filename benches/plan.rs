@@ -18,7 +18,7 @@ fn site() -> String {
         "
 INSERT INTO area (code, name, time_zone, position) VALUES ('B1', 'B1', 'Asia/Seoul', 99);
 INSERT INTO staff_user (username, display_name, password_hash, is_admin, created_at)
-SELECT 'holder' || i, 'holder ' || i, 'x', false, now() FROM generate_series(1, {PLACES} / 10) i;
+SELECT 'holder' || i, 'holder ' || i, '$argon2-bench', false, now() FROM generate_series(1, {PLACES} / 10) i;
 INSERT INTO room (code, name, area, position, kind, plan_x, plan_y, assigned_to)
 SELECT 'P' || i, 'Desk ' || i, 'B1', i, 'desk', ((i - 1) % 40 + 0.5) / 40.0, ((i - 1) / 40 + 0.5) / 25.0,
        CASE WHEN i % 10 = 0 THEN (SELECT id FROM staff_user WHERE username = 'holder' || (i / 10)) END
