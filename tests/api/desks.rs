@@ -112,6 +112,9 @@ async fn a_desk_is_booked_for_its_areas_working_day_or_a_half() {
     let odd = json!({ "title": "t", "rooms": ["D2"], "startsAt": at(10), "endsAt": at(12) });
     let (status, err) = post(&app, "/api/bookings", TENANT_ONE, "park", "odd-hours", odd).await;
     assert_eq!((status, err["details"]["field"].as_str()), (StatusCode::BAD_REQUEST, Some("unit")), "{err}");
+    let (status, err) =
+        post(&app, "/api/bookings", TENANT_ONE, "park", "no-start", json!({ "title": "t", "rooms": ["A"] })).await;
+    assert_eq!((status, err["details"]["field"].as_str()), (StatusCode::BAD_REQUEST, Some("startsAt")), "{err}");
     assert_eq!(fingerprint(&app, &["reservation", "reservation_room"]).await, before, "refusals change nothing");
 
     // Instants that are exactly a unit book it as well.
