@@ -98,6 +98,12 @@ error_codes!(
     UsernameTaken,
     /// A restore of a series the sweeper did not cancel for no-shows (SPEC §25).
     SeriesNotStruck,
+    /// The person already holds a desk in that half day (SPEC §28).
+    DeskAlreadyBooked,
+    /// The desk is assigned to someone who is not away that day (SPEC §28).
+    DeskAssigned,
+    /// A floor plan that is not a whole PNG, JPEG or WebP image within the limits (SPEC §28).
+    InvalidImage,
     DatabaseUnavailable,
     Internal,
 );
@@ -125,7 +131,8 @@ impl ErrorCode {
             | InvalidTimeZone
             | PasswordLoginOff
             | OutsideWorkingHours
-            | AreaClosed => StatusCode::BAD_REQUEST,
+            | AreaClosed
+            | InvalidImage => StatusCode::BAD_REQUEST,
             Unauthenticated => StatusCode::UNAUTHORIZED,
             Forbidden | OwnerMismatch | NotOrganizer | RoomRequired => StatusCode::FORBIDDEN,
             NotFound => StatusCode::NOT_FOUND,
@@ -155,7 +162,9 @@ impl ErrorCode {
             | HoldLifetimeExceeded
             | UsernameTaken
             | SeriesNotStruck
-            | UidConflict => StatusCode::CONFLICT,
+            | UidConflict
+            | DeskAlreadyBooked
+            | DeskAssigned => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -323,6 +332,7 @@ impl From<DbError> for ApiError {
             }
             DbError::RoomTimeTaken => ApiError::room_time_taken(),
             DbError::RoomBufferTaken => ApiError::room_buffer_taken(),
+            DbError::DeskAlreadyBooked => ApiError::worded(ErrorCode::DeskAlreadyBooked, json!({})),
             DbError::AlreadyWaiting => ApiError::already_waiting(None),
             DbError::NulInText => ApiError::malformed("text", "a text holds a NUL character"),
             DbError::Retryable(e) => {

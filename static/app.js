@@ -14,3 +14,23 @@ document.addEventListener('click', (event) => {
   form.querySelectorAll('input[name=rooms]').forEach((box) => { box.checked = box.value === room; });
   form.querySelector('#title').focus();
 });
+
+// Floor plans (SPEC §28), for admins: with the placing form on the page, a
+// click on the plan fills in its position as fractions of the image; the
+// form (typed numbers) works the same without this script.
+document.addEventListener('DOMContentLoaded', () => {
+  const svg = document.getElementById('plan-svg');
+  const form = document.getElementById('place-form');
+  if (!svg || !form) return;
+  svg.classList.add('placing');
+  svg.addEventListener('click', (event) => {
+    if (event.target.closest('a')) return;
+    const box = svg.getBoundingClientRect();
+    const x = (event.clientX - box.left) / box.width;
+    const y = (event.clientY - box.top) / box.height;
+    if (x < 0 || x > 1 || y < 0 || y > 1) return;
+    form.querySelector('#place-x').value = x.toFixed(3);
+    form.querySelector('#place-y').value = y.toFixed(3);
+    form.querySelector('#place-room').focus();
+  });
+});

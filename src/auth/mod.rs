@@ -4,6 +4,7 @@
 
 pub mod api_key;
 pub mod app_password;
+pub mod away;
 pub mod commands;
 pub mod hashing;
 pub mod keys;

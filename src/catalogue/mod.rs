@@ -9,6 +9,8 @@ pub mod commands;
 pub mod domain;
 pub mod holidays;
 pub mod hours;
+pub mod places;
+pub mod plans;
 pub mod store;
 
 pub use cache::Catalogue;

@@ -7,11 +7,11 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Text, Timestamptz};
+use diesel::sql_types::{Array, Bool, Double, Int4, Int8, Nullable, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
 
-use super::domain::{Bookable, NewRoom, Room, RoomPatch, SearchLimit};
+use super::domain::{Assignee, Bookable, Fraction, NewRoom, Room, RoomKind, RoomPatch, SearchLimit};
 use super::hours::{AreaRules, WorkingHours};
 use crate::command::CommandError;
 use crate::db::cached::CacheExt;
@@ -59,15 +59,32 @@ fn conflict(err: DieselError, code: &str, area: &str, suite: Option<&str>, posit
     }
 }
 
+/// The person a desk is assigned to, by username (compared as
+/// `staff_user_username_lower_key` does); an unknown one is a 400 naming
+/// `assignedTo`, never stored.
+async fn assignee_id(conn: &mut Conn, username: Option<&str>) -> Result<Option<i64>, CommandError> {
+    let Some(username) = username else { return Ok(None) };
+    let found: Option<Affected> = diesel::sql_query("SELECT id FROM staff_user WHERE lower(username) = lower($1)")
+        .bind::<Text, _>(username)
+        .get_result(conn)
+        .await
+        .optional()?;
+    match found {
+        Some(row) => Ok(Some(row.id)),
+        None => Err(CommandError::Invalid(ApiError::malformed("assignedTo", "no person has this username"))),
+    }
+}
+
 pub async fn create(conn: &mut Conn, new: &NewRoom, home: Tz, now: DateTime<Utc>) -> Result<Room, CommandError> {
     super::areas::ensure(conn, new.area.as_str(), home).await?;
+    let assignee = assignee_id(conn, new.assigned_to.as_ref().map(Assignee::as_str)).await?;
     let inserted = diesel::sql_query(
         "INSERT INTO room (code, name, area, capacity, equipment, suite, position, check_in_required,
                            approval_required, max_duration_minutes, horizon_days, created_at, updated_at,
-                           buffer_before_minutes, buffer_after_minutes)
+                           buffer_before_minutes, buffer_after_minutes, kind, assigned_to, plan_x, plan_y)
          VALUES ($1, $2, $3, $4, $5, $6,
                  COALESCE($7, (SELECT COALESCE(max(position), 0) + 1 FROM room WHERE area = $3 AND active)),
-                 $8, $9, $10, $11, $12, $12, $13, $14)
+                 $8, $9, $10, $11, $12, $12, $13, $14, $15, $16, $17, $18)
          RETURNING code",
     )
     .bind::<Text, _>(new.code.as_str())
@@ -84,6 +101,10 @@ pub async fn create(conn: &mut Conn, new: &NewRoom, home: Tz, now: DateTime<Utc>
     .bind::<Timestamptz, _>(now)
     .bind::<Int4, _>(new.buffers.before_minutes)
     .bind::<Int4, _>(new.buffers.after_minutes)
+    .bind::<Text, _>(new.kind.as_str())
+    .bind::<Nullable<Int8>, _>(assignee)
+    .bind::<Nullable<Double>, _>(new.place.map(|p| p.x.get()))
+    .bind::<Nullable<Double>, _>(new.place.map(|p| p.y.get()))
     .execute(conn)
     .await;
     if let Err(e) = inserted {
@@ -123,7 +144,8 @@ pub async fn patch(
     now: DateTime<Utc>,
 ) -> Result<Room, CommandError> {
     let current = lock_active(conn, code).await?;
-    let mut next = patch.apply(&current);
+    let mut next = patch.apply_checked(&current).map_err(CommandError::Invalid)?;
+    let assignee = assignee_id(conn, next.assigned_to.as_deref()).await?;
     super::areas::ensure(conn, &next.area, home).await?;
     if next.area != current.area && patch.position.is_none() {
         // A room moved to another area takes the last position there (SPEC §24).
@@ -143,6 +165,10 @@ pub async fn patch(
             room::horizon_days.eq(next.horizon_days),
             room::buffer_before_minutes.eq(next.buffer_before_minutes),
             room::buffer_after_minutes.eq(next.buffer_after_minutes),
+            room::kind.eq(next.kind.as_str()),
+            room::assigned_to.eq(assignee),
+            room::plan_x.eq(next.x.map(Fraction::get)),
+            room::plan_y.eq(next.y.map(Fraction::get)),
             room::updated_at.eq(now),
         ))
         .returning(Room::as_returning())
@@ -261,7 +287,8 @@ pub const FREE_ROOMS_SQL: &str = "
 SELECT r.code, r.name, r.area, r.capacity, r.equipment, r.suite, r.position, r.check_in_required,
        r.approval_required, r.max_duration_minutes, r.horizon_days, r.active,
        r.buffer_before_minutes, r.buffer_after_minutes,
-       COALESCE((SELECT a.time_zone FROM area a WHERE a.code = r.area), 'UTC') AS time_zone
+       COALESCE((SELECT a.time_zone FROM area a WHERE a.code = r.area), 'UTC') AS time_zone,
+       r.kind, (SELECT s.username FROM staff_user s WHERE s.id = r.assigned_to) AS assigned_to, r.plan_x, r.plan_y
   FROM (SELECT * FROM room
          WHERE active AND capacity >= $3 AND equipment @> $4 AND ($5::text IS NULL OR area = $5)
          ORDER BY capacity, area, position, code
@@ -305,6 +332,14 @@ struct RoomByName {
     buffer_after_minutes: i32,
     #[diesel(sql_type = Text)]
     time_zone: String,
+    #[diesel(sql_type = Text)]
+    kind: RoomKind,
+    #[diesel(sql_type = Nullable<Text>)]
+    assigned_to: Option<String>,
+    #[diesel(sql_type = Nullable<Double>)]
+    plan_x: Option<Fraction>,
+    #[diesel(sql_type = Nullable<Double>)]
+    plan_y: Option<Fraction>,
 }
 
 impl From<RoomByName> for Room {
@@ -325,6 +360,10 @@ impl From<RoomByName> for Room {
             buffer_before_minutes: r.buffer_before_minutes,
             buffer_after_minutes: r.buffer_after_minutes,
             time_zone: r.time_zone,
+            kind: r.kind,
+            assigned_to: r.assigned_to,
+            x: r.plan_x,
+            y: r.plan_y,
         }
     }
 }
@@ -359,6 +398,10 @@ struct BookableRow {
     closed_on_holidays: bool,
     #[diesel(sql_type = Nullable<Text>)]
     holiday_calendar: Option<String>,
+    #[diesel(sql_type = Text)]
+    kind: RoomKind,
+    #[diesel(sql_type = Nullable<Int8>)]
+    assigned_to: Option<i64>,
 }
 
 /// The active rooms among `codes`, each with its suite's active members in
@@ -373,7 +416,7 @@ pub async fn lock_bookable(conn: &mut Conn, codes: &[String], home: Tz) -> Query
                 COALESCE((SELECT array_agg(m.code ORDER BY m.position, m.code) FROM room m
                            WHERE m.active AND m.suite = r.suite), '{}') AS suite_members,
                 r.area, a.time_zone, a.working_hours, a.restrict_to_working_hours, a.closed_on_holidays,
-                a.holiday_calendar
+                a.holiday_calendar, r.kind, r.assigned_to
            FROM room r JOIN area a ON a.code = r.area
           WHERE r.code = ANY($1) AND r.active
           ORDER BY r.position, r.code
@@ -402,6 +445,8 @@ pub async fn lock_bookable(conn: &mut Conn, codes: &[String], home: Tz) -> Query
                 holiday_calendar: r.holiday_calendar,
                 area: r.area,
             },
+            kind: r.kind,
+            assigned_to: r.assigned_to,
         })
         .collect())
 }

@@ -342,6 +342,7 @@ fn settle<T: serde::Serialize>(
         Err(CommandError::Reject(err)) => err,
         Err(CommandError::Db(DbError::RoomTimeTaken)) => ApiError::room_time_taken(),
         Err(CommandError::Db(DbError::RoomBufferTaken)) => ApiError::room_buffer_taken(),
+        Err(CommandError::Db(DbError::DeskAlreadyBooked)) => DbError::DeskAlreadyBooked.into(),
         Err(CommandError::Db(DbError::AlreadyWaiting)) => ApiError::already_waiting(None),
         Err(other) => return Err(other),
     };

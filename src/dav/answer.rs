@@ -15,6 +15,7 @@ use crate::command::{Command, CommandError, Ctx};
 use crate::db::{self, Conn, DbError};
 use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{self, Booking};
+use crate::rooms::desks::When;
 use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
 use crate::rooms::store::{move_to, CancelBooking, CreateBooking, MoveBooking};
 use crate::series::domain::Recurrence;
@@ -80,6 +81,7 @@ fn refusal(e: &CommandError) -> Option<ApiError> {
         CommandError::Reject(e) | CommandError::Invalid(e) => Some(e.clone()),
         CommandError::Db(DbError::RoomTimeTaken) => Some(ApiError::room_time_taken()),
         CommandError::Db(DbError::RoomBufferTaken) => Some(ApiError::room_buffer_taken()),
+        CommandError::Db(DbError::DeskAlreadyBooked) => Some(DbError::DeskAlreadyBooked.into()),
         CommandError::Db(_) => None,
     }
 }
@@ -160,7 +162,7 @@ impl Request<'_> {
                 let command = CreateBooking {
                     title: asked.title.clone(),
                     rooms: asked.rooms.clone(),
-                    range: asked.range,
+                    when: When::Range(asked.range),
                     organizer_name: self.organizer_name.clone(),
                     private: inv.private,
                 };

@@ -152,6 +152,10 @@ mod tests {
             buffer_before_minutes: 0,
             buffer_after_minutes: 0,
             time_zone: "Asia/Seoul".to_owned(),
+            kind: Default::default(),
+            assigned_to: None,
+            x: None,
+            y: None,
         };
         RoomCatalog::new(vec![room("A", "회의실, A", 1), room("B", "회의실 B", 2)])
     }

@@ -32,6 +32,11 @@ pub const ROOM_OVERLAP_CONSTRAINT: &str = "reservation_room_no_overlap";
 /// (made first), so this one names the conflict whenever it applies.
 pub const ROOM_MEETINGS_CONSTRAINT: &str = "reservation_room_meetings_apart";
 
+/// One desk per person per half day (SPEC §28, migrations/…_desks): a
+/// 23P01 on it is `DESK_ALREADY_BOOKED`, told apart from a taken room by
+/// this name.
+pub const DESK_PER_PERSON_CONSTRAINT: &str = "reservation_room_one_desk_per_person";
+
 /// Partial unique index of one live waitlist entry per owner and resource
 /// (migrations/…_abuse_limits).
 pub const ONE_LIVE_ENTRY_INDEX: &str = "waitlist_entry_one_live_per_owner";
@@ -52,6 +57,9 @@ pub enum DbError {
     /// Only buffers overlap (`reservation_room_no_overlap`, SPEC §24).
     #[error("room buffer taken")]
     RoomBufferTaken,
+    /// 23P01 on [`DESK_PER_PERSON_CONSTRAINT`].
+    #[error("desk already booked")]
+    DeskAlreadyBooked,
     /// 23505 on the one-live-entry index: the owner already waits.
     #[error("already waiting")]
     AlreadyWaiting,
@@ -124,6 +132,11 @@ impl From<DieselError> for DbError {
                 if info.constraint_name() == Some(ROOM_OVERLAP_CONSTRAINT) =>
             {
                 DbError::RoomBufferTaken
+            }
+            DieselError::DatabaseError(DatabaseErrorKind::ExclusionViolation, info)
+                if info.constraint_name() == Some(DESK_PER_PERSON_CONSTRAINT) =>
+            {
+                DbError::DeskAlreadyBooked
             }
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
                 if info.constraint_name() == Some(ONE_LIVE_ENTRY_INDEX) =>

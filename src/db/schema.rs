@@ -52,6 +52,10 @@ diesel::table! {
         updated_at -> Timestamptz,
         buffer_before_minutes -> Int4,
         buffer_after_minutes -> Int4,
+        kind -> Text,
+        assigned_to -> Nullable<Int8>,
+        plan_x -> Nullable<Float8>,
+        plan_y -> Nullable<Float8>,
     }
 }
 
@@ -137,6 +141,7 @@ diesel::table! {
         active -> Bool,
         buffer_before_minutes -> Int4,
         buffer_after_minutes -> Int4,
+        desk_holder -> Nullable<Text>,
     }
 }
 
@@ -387,3 +392,23 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(delegation, staff_user);
+diesel::table! {
+    staff_away (staff_id, from_date, to_date) {
+        staff_id -> Int8,
+        from_date -> Date,
+        to_date -> Date,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    area_plan (area) {
+        area -> Text,
+        content_type -> Text,
+        image -> Bytea,
+        width -> Int4,
+        height -> Int4,
+        etag -> Text,
+        updated_at -> Timestamptz,
+    }
+}

@@ -37,10 +37,10 @@ fn json<T: DeserializeOwned>(data: &[u8]) -> Option<T> {
 pub fn json_booking(data: &[u8]) {
     use crate::http::bookings::{CancelBody, CreateBody, DecisionBody, MoveBody};
     if let Some(body) = json::<CreateBody>(data) {
-        let _ = Title::parse(&body.title);
+        let _ = body.title();
         let _ = RequestedRooms::parse(&body.rooms);
         let _ = Title::parse_field("organizerName", body.organizer_name.as_deref().unwrap_or("fuzz"));
-        if let Ok(range) = TimeRange::new(body.starts_at, body.ends_at) {
+        if let Ok(crate::rooms::desks::When::Range(range)) = body.when() {
             booking_range(&range);
         }
     }

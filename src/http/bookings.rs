@@ -13,6 +13,7 @@ use super::run;
 use crate::checkin::{self, CheckIn};
 use crate::error::{ApiError, ErrorCode};
 use crate::rooms::booking::{self, Booking, FreeInterval, PageMark};
+use crate::rooms::desks::{DeskDay, Unit, When};
 use crate::rooms::domain::{day_bounds, RequestedRooms, TimeRange, Title};
 use crate::rooms::store::{cancel, create, decide, move_to, CancelBooking, CreateBooking, DecideBooking, MoveBooking};
 use crate::state::AppState;
@@ -64,7 +65,7 @@ pub fn routes(api: &mut Api) {
             .idempotent(true)
             .body::<CreateBody>()
             .errors(&rules)
-            .errors(&[RoomTimeTaken, RoomBufferTaken])
+            .errors(&[RoomTimeTaken, RoomBufferTaken, DeskAlreadyBooked, DeskAssigned])
             .runs(&create::CREATE),
         create_booking,
     )
@@ -258,18 +259,56 @@ async fn availability(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "CreateBookingRequest")]
 pub struct CreateBody {
-    pub title: String,
+    /// Required but for a desk (whose title is then its code).
+    pub title: Option<String>,
     pub rooms: Vec<String>,
-    #[serde(with = "rfc3339")]
-    #[schemars(with = "DateTime<Utc>")]
-    pub starts_at: DateTime<Utc>,
-    #[serde(with = "rfc3339")]
-    #[schemars(with = "DateTime<Utc>")]
-    pub ends_at: DateTime<Utc>,
+    /// RFC 3339; a room's booking only.
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub starts_at: Option<String>,
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub ends_at: Option<String>,
+    /// A desk's day (YYYY-MM-DD in its area), with `unit` (SPEC §28).
+    pub date: Option<String>,
+    /// `day`, `am` or `pm`: a desk's whole working day or a half.
+    pub unit: Option<String>,
     pub organizer_name: Option<String>,
     /// Title, organizer and attendees shown only to the organizer, their
     /// delegates and admins (SPEC §26); default false.
     pub private: Option<bool>,
+}
+
+impl CreateBody {
+    /// Instants for a room, or a date and unit for a desk; the fields of
+    /// the other way are refused by name.
+    pub fn when(&self) -> Result<When, ApiError> {
+        match (&self.unit, &self.starts_at, &self.ends_at) {
+            (Some(unit), None, None) => {
+                let date =
+                    self.date.as_deref().ok_or_else(|| ApiError::malformed("date", "a desk's unit needs a date"))?;
+                Ok(When::Desk(DeskDay { date: parse_date(date)?, unit: Unit::parse("unit", unit)? }))
+            }
+            (Some(_), _, _) => {
+                Err(ApiError::malformed("startsAt", "give either startsAt and endsAt, or date and unit"))
+            }
+            (None, starts, ends) => {
+                if self.date.is_some() {
+                    return Err(ApiError::malformed("unit", "a date books a desk: give its unit"));
+                }
+                let starts = starts.as_deref().ok_or_else(|| ApiError::malformed("startsAt", "required"))?;
+                let ends = ends.as_deref().ok_or_else(|| ApiError::malformed("endsAt", "required"))?;
+                Ok(When::Range(TimeRange::new(parse_instant("startsAt", starts)?, parse_instant("endsAt", ends)?)?))
+            }
+        }
+    }
+
+    /// The title given; a desk's booking may leave it out (its rooms' codes).
+    pub fn title(&self) -> Result<Title, ApiError> {
+        match (&self.title, &self.unit) {
+            (Some(t), _) => Title::parse(t),
+            (None, Some(_)) => Title::parse(&self.rooms.join("+")),
+            (None, None) => Err(ApiError::malformed("title", "required")),
+        }
+    }
 }
 
 async fn create_booking(
@@ -279,9 +318,9 @@ async fn create_booking(
 ) -> Result<HttpResponse, ApiError> {
     let key = cmd.required_key()?;
     let command = CreateBooking {
-        title: Title::parse(&body.title)?,
+        title: body.title()?,
         rooms: RequestedRooms::parse(&body.rooms)?,
-        range: TimeRange::new(body.starts_at, body.ends_at)?,
+        when: body.when()?,
         organizer_name: cmd.organizer_name(body.organizer_name.as_deref())?,
         private: body.private.unwrap_or(false),
     };

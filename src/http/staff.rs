@@ -70,7 +70,7 @@ async fn list(
         return Err(ApiError::malformed("cursor", "not a cursor of this list"));
     }
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let page = directory::page(&mut conn, cursor).await.map_err(DbError::from)?;
+    let page = directory::page(&mut conn, cursor, state.clock.now().date_naive()).await.map_err(DbError::from)?;
     Ok(HttpResponse::Ok().json(page))
 }
 

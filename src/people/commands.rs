@@ -150,7 +150,7 @@ impl Command for UpdateStaff {
             let ids: Vec<i64> = found.iter().map(|p| p.id).collect();
             delegation::replace(conn, id, &ids).await?;
         }
-        directory::record_of(conn, id).await?.ok_or_else(|| ApiError::internal().into())
+        directory::record_of(conn, id, ctx.now.date_naive()).await?.ok_or_else(|| ApiError::internal().into())
     }
 }
 
@@ -182,7 +182,7 @@ impl Command for CreateStaff {
         })
     }
 
-    async fn run(&self, conn: &mut Conn, _: &Ctx<'_>) -> Result<StaffRecord, CommandError> {
+    async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<StaffRecord, CommandError> {
         // Every door's guard: a display name is shown in pages, feeds and mail.
         crate::text::ensure_plain("displayName", &self.display_name).map_err(CommandError::Invalid)?;
         let (u, d, e) = (&self.username, &self.display_name, self.email.as_deref());
@@ -194,6 +194,6 @@ impl Command for CreateStaff {
         if self.language.is_some() {
             staff::set_language(conn, created.id, self.language).await?;
         }
-        directory::record_of(conn, created.id).await?.ok_or_else(|| ApiError::internal().into())
+        directory::record_of(conn, created.id, ctx.now.date_naive()).await?.ok_or_else(|| ApiError::internal().into())
     }
 }

@@ -1,8 +1,9 @@
 //! The staff directory as admins and integrations read it (SPEC §25):
 //! `GET /api/admin/staff` in pages of 500 by username, each person with
-//! their delegates in the same two statements whatever the page's size.
+//! their delegates and away days in the same three statements whatever the
+//! page's size.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,8 @@ pub struct StaffRecord {
     pub time_zone: Option<String>,
     /// Usernames of the people who may book for them.
     pub delegates: Vec<String>,
+    /// Their days away from today on (SPEC §28), on which others may book their desk.
+    pub away: Vec<crate::auth::away::AwaySpan>,
     pub last_sign_in_at: Option<DateTime<Utc>>,
 }
 
@@ -62,9 +65,11 @@ macro_rules! row_columns {
     };
 }
 
-async fn with_delegates(conn: &mut Conn, rows: Vec<Row>) -> QueryResult<Vec<StaffRecord>> {
+/// The rows with their delegates and their away days from `today` on.
+async fn with_delegates(conn: &mut Conn, rows: Vec<Row>, today: NaiveDate) -> QueryResult<Vec<StaffRecord>> {
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
     let delegates = delegation::all_delegates(conn, &ids).await?;
+    let mut away = crate::auth::away::of_people(conn, &ids, today).await?;
     Ok(rows
         .into_iter()
         .map(|(id, username, display_name, email, admin, disabled, source, language, time_zone, last)| StaffRecord {
@@ -77,13 +82,14 @@ async fn with_delegates(conn: &mut Conn, rows: Vec<Row>) -> QueryResult<Vec<Staf
             language,
             time_zone,
             delegates: delegates.iter().find(|(p, _)| *p == id).map(|(_, d)| d.clone()).unwrap_or_default(),
+            away: away.remove(&id).unwrap_or_default(),
             last_sign_in_at: last,
         })
         .collect())
 }
 
 /// The people after `cursor` (a username), by username.
-pub async fn page(conn: &mut Conn, cursor: Option<&str>) -> QueryResult<StaffPage> {
+pub async fn page(conn: &mut Conn, cursor: Option<&str>, today: NaiveDate) -> QueryResult<StaffPage> {
     let mut query = staff::table.order(staff::username).select(row_columns!()).limit(PAGE + 1).into_boxed();
     if let Some(after) = cursor {
         query = query.filter(staff::username.gt(after.to_owned()));
@@ -92,13 +98,13 @@ pub async fn page(conn: &mut Conn, cursor: Option<&str>) -> QueryResult<StaffPag
     let more = rows.len() as i64 > PAGE;
     rows.truncate(PAGE as usize);
     let next_cursor = if more { rows.last().map(|r| r.1.clone()) } else { None };
-    Ok(StaffPage { staff: with_delegates(conn, rows).await?, next_cursor })
+    Ok(StaffPage { staff: with_delegates(conn, rows, today).await?, next_cursor })
 }
 
 /// One person's record.
-pub async fn record_of(conn: &mut Conn, id: i64) -> QueryResult<Option<StaffRecord>> {
+pub async fn record_of(conn: &mut Conn, id: i64, today: NaiveDate) -> QueryResult<Option<StaffRecord>> {
     let rows: Vec<Row> = staff::table.find(id).select(row_columns!()).load(conn).await?;
-    Ok(with_delegates(conn, rows).await?.pop())
+    Ok(with_delegates(conn, rows, today).await?.pop())
 }
 
 /// A person's id by username, any spelling, enabled or not.

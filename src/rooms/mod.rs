@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod booking;
+pub mod desks;
 pub mod domain;
 pub mod events;
 pub mod privacy;

@@ -9,6 +9,7 @@ use diesel::sql_types::{Array, Date, Int8, Nullable, Text, Timestamptz};
 use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::RunQueryDsl;
 
+use super::desks::{self, When};
 use super::domain::{Status, TimeRange};
 use crate::catalogue::domain::LinkedRooms;
 use crate::command::{CommandError, Ctx};
@@ -27,12 +28,29 @@ pub async fn resolve(
     range: &TimeRange,
     ctx: &Ctx<'_>,
 ) -> Result<LinkedRooms, CommandError> {
+    resolve_when(conn, codes, &When::Range(*range), ctx).await.map(|(rooms, _)| rooms)
+}
+
+/// [`resolve`] for a booking given as instants or as a desk's unit (SPEC
+/// §28): answers the rooms and the instants. A desk's longest booking is
+/// its working day (`desks::range_of` admits only its units), and an
+/// assigned desk is checked against its holder's away days.
+pub async fn resolve_when(
+    conn: &mut Conn,
+    codes: &[String],
+    when: &When,
+    ctx: &Ctx<'_>,
+) -> Result<(LinkedRooms, TimeRange), CommandError> {
     let found = crate::catalogue::store::lock_bookable(conn, codes, ctx.policy.timezone).await?;
     let rooms = LinkedRooms::link(codes, found).map_err(CommandError::Invalid)?;
-    range.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
-    ensure_within_horizon(&rooms, range, ctx)?;
-    ensure_open(conn, &rooms, std::slice::from_ref(range), ctx).await?;
-    Ok(rooms)
+    let range = desks::range_of(&rooms, when).map_err(CommandError::Invalid)?;
+    if !rooms.is_desk() {
+        range.ensure_at_most(rooms.max_duration_minutes()).map_err(CommandError::Invalid)?;
+    }
+    ensure_within_horizon(&rooms, &range, ctx)?;
+    ensure_open(conn, &rooms, std::slice::from_ref(&range), ctx).await?;
+    desks::ensure_may_take(conn, &rooms, &range, ctx).await?;
+    Ok((rooms, range))
 }
 
 /// The area's opening rules (SPEC §24; admins exempt): where working hours

@@ -21,6 +21,7 @@ use crate::auth::staff::StaffUser;
 use crate::catalogue::domain::{Room, RoomCatalog};
 use crate::db::DbError;
 use crate::rooms::booking as store;
+use crate::rooms::desks::Unit;
 use crate::state::AppState;
 
 /// Today in `tz` (an area's zone: SPEC §24).
@@ -141,6 +142,8 @@ pub struct DayQuery {
     end: Option<String>,
     room: Option<String>,
     title: Option<String>,
+    /// A desk's unit, from a free place of the floor plan (SPEC §28).
+    unit: Option<String>,
     booked: Option<i64>,
     cancelled: Option<i64>,
     moved: Option<i64>,
@@ -172,17 +175,18 @@ pub async fn day(
         _ => None,
     };
     // A free cell's link (or a found room) pre-fills the form.
-    let form = match &q.start {
-        None => None,
-        Some(start) => {
+    let form = match (&q.start, &q.unit) {
+        (None, None) => None,
+        (start, unit) => {
             let catalogue = state.catalogue.current().await?;
             let area = catalogue.shown_area(q.area.as_deref());
             let checked: Vec<String> = q.room.iter().cloned().collect();
             let mut form =
                 BookingForm::blank(date.to_string(), room_choices(&catalogue.in_area(&area), &checked), area);
             form.title = q.title.clone().unwrap_or_default();
-            form.start = start.clone();
+            form.start = start.clone().unwrap_or_default();
             form.end = q.end.clone().unwrap_or_default();
+            form.unit = unit.as_deref().and_then(|u| Unit::parse("unit", u).ok()).map_or("", Unit::as_str).to_owned();
             Some(form)
         }
     };
@@ -234,6 +238,9 @@ pub struct BookingForm {
     pub for_username: String,
     /// `private` ticked (SPEC §26).
     pub private: bool,
+    /// A desk's `day`, `am` or `pm` (SPEC §28): the form asks for a unit
+    /// instead of start and end. Empty for rooms.
+    pub unit: String,
 }
 
 impl BookingForm {
@@ -253,7 +260,14 @@ impl BookingForm {
             for_choices: Vec::new(),
             for_username: String::new(),
             private: false,
+            unit: String::new(),
         }
+    }
+
+    /// `(value, catalogue key, chosen)` of each desk unit.
+    pub fn units(&self) -> [(&'static str, &'static str, bool); 3] {
+        let u = self.unit.as_str();
+        [("day", "desk-unit-day", u == "day"), ("am", "desk-unit-am", u == "am"), ("pm", "desk-unit-pm", u == "pm")]
     }
 
     /// `(value, catalogue key, chosen)` of each way to repeat.

@@ -18,6 +18,7 @@ use crate::error::ApiError;
 use crate::i18n::I18n;
 use crate::idempotency::IdempotencyKey;
 use crate::rooms::booking::{self as store, Booking};
+use crate::rooms::desks::When;
 use crate::rooms::domain::{RequestedRooms, Status, TimeRange, Title};
 use crate::rooms::store::CreateBooking;
 use crate::state::AppState;
@@ -246,7 +247,7 @@ pub async fn book_now(
         let command = CreateBooking {
             title: Title::parse(&i18n.t("display-book-now-title"))?,
             rooms: RequestedRooms::parse(std::slice::from_ref(&room.code))?,
-            range: TimeRange::new(start, start + Duration::minutes(minutes))?,
+            when: When::Range(TimeRange::new(start, start + Duration::minutes(minutes))?),
             organizer_name: Title::parse_field("organizerName", &door_name(&i18n, &room))?,
             private: false,
         };

@@ -268,6 +268,10 @@ mod tests {
                 buffer_before_minutes: 0,
                 buffer_after_minutes: 0,
                 time_zone: "Asia/Seoul".to_owned(),
+                kind: Default::default(),
+                assigned_to: None,
+                x: None,
+                y: None,
             })
             .collect()
     }

@@ -17,6 +17,7 @@ pub mod history;
 pub mod language;
 pub mod my;
 pub mod pages;
+pub mod plan;
 pub mod restore;
 pub mod sso;
 pub mod week;
@@ -80,6 +81,8 @@ pub const FORM_ROUTES: &[&str] = &[
     "/admin/holidays",
     "/admin/holidays/{code}/days",
     "/series/{id}/restore",
+    "/admin/areas/{code}/plan",
+    "/account/away",
 ];
 
 /// POST routes outside [`FORM_ROUTES`], each with why it needs no session

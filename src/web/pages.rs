@@ -123,6 +123,7 @@ pub async fn in_their_language(
 pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
     let field = err.details.get("field").and_then(|f| f.as_str()).unwrap_or("");
     let key = match err.code {
+        ErrorCode::MalformedRequest if err.details["rule"] == "desk" => Some("form-field-desk-shape"),
         ErrorCode::MalformedRequest => Some(match field {
             "title" => "form-field-title",
             "rooms" => "form-field-rooms",
@@ -140,6 +141,12 @@ pub fn refusal(i18n: &I18n, err: &ApiError) -> String {
             "bufferBeforeMinutes" | "bufferAfterMinutes" => "form-field-buffer",
             "repeat_until" => "form-field-repeat-until",
             "repeat" => "form-field-repeat",
+            "unit" => "form-field-unit",
+            "kind" => "form-field-kind",
+            "assignedTo" => "form-field-assigned-to",
+            "x" | "y" => "form-field-place",
+            "from" | "to" => "form-field-away",
+            "plan" => "form-field-plan",
             _ => "form-field-other",
         }),
         ErrorCode::IdempotencyFingerprintConflict => Some("form-refused-resubmitted"),

@@ -711,3 +711,79 @@ async fn buffers_on_the_day_page_in_a_real_browser() {
     let _ = c.close().await;
     result.unwrap();
 }
+
+/// The floor plan (SPEC §28) in Korean and English, at desktop width and
+/// 375 px: marks in an SVG layer over the image with their states in words
+/// and shapes, the list below, axe-core clean; screenshots `plan` and
+/// `plan-375` (copied to docs/screenshots/).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_plan_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let mut plan = image::RgbImage::from_pixel(1200, 800, image::Rgb([250, 250, 248]));
+    for x in 0..1200 {
+        for y in [0, 1, 399, 400, 798, 799] {
+            plan.put_pixel(x, y, image::Rgb([90, 90, 90]));
+        }
+    }
+    for y in 0..800 {
+        for x in [0, 1, 600, 601, 1198, 1199] {
+            plan.put_pixel(x, y, image::Rgb([90, 90, 90]));
+        }
+    }
+    let mut png = std::io::Cursor::new(Vec::new());
+    plan.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    let res = app
+        .request(reqwest::Method::PUT, "/api/areas/본관/plan", ADMIN, None)
+        .header("Content-Type", "image/png")
+        .body(png.into_inner())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), reqwest::StatusCode::OK);
+    for (i, (x, y)) in [(0.15, 0.25), (0.3, 0.25), (0.15, 0.7), (0.3, 0.7), (0.75, 0.3)].iter().enumerate() {
+        let body = json!({ "code": format!("D{i}"), "name": format!("Desk {i}"), "kind": "desk", "x": x, "y": y });
+        add_room(&app, body).await;
+    }
+    let body = json!({ "x": 0.75, "y": 0.75 });
+    assert_eq!(send(&app, reqwest::Method::PATCH, "/api/rooms/A", ADMIN, None, body).await.0, reqwest::StatusCode::OK);
+    let date = tomorrow(&app);
+    let booked = json!({ "rooms": ["D1"], "date": date, "unit": "am" });
+    assert_eq!(
+        post(&app, "/api/bookings", TENANT_ONE, "lee", "plan-desk", booked).await.0,
+        reqwest::StatusCode::CREATED
+    );
+    let (_driver, port) = chromedriver().await;
+    let c = browser(port).await;
+    let result = async {
+        sign_in(&app, &c).await?;
+        for lang in ["ko", "en"] {
+            c.set_window_size(1280, 1100).await?;
+            c.goto(&app.url(&format!("/areas/%EB%B3%B8%EA%B4%80/plan?date={date}&lang={lang}"))).await?;
+            c.wait().for_element(Locator::Css("#plan-svg a.mark")).await?;
+            assert_eq!(c.find_all(Locator::Css("#plan-svg a.mark")).await?.len(), 6);
+            assert_eq!(c.find_all(Locator::Css("ul.places li")).await?.len(), 6);
+            assert_accessible(&c, &format!("floor plan ({lang})")).await;
+            if lang == "ko" {
+                screenshot(&c, "plan").await;
+            }
+            c.set_window_size(375, 900).await?;
+            let wide: bool = c
+                .execute("return document.documentElement.scrollWidth > window.innerWidth;", vec![])
+                .await?
+                .as_bool()
+                .unwrap_or(true);
+            assert!(!wide, "nothing scrolls sideways at 375 px ({lang})");
+            assert_accessible(&c, &format!("floor plan at 375 px ({lang})")).await;
+            if lang == "ko" {
+                screenshot(&c, "plan-375").await;
+            }
+        }
+        c.set_window_size(1280, 1100).await?;
+        c.goto(&app.url("/admin/areas/%EB%B3%B8%EA%B4%80")).await?;
+        assert_accessible(&c, "area page with the plan upload").await;
+        Ok::<_, fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.unwrap();
+}

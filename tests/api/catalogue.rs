@@ -31,7 +31,7 @@ async fn admins_create_change_and_retire_rooms_and_nobody_else_may() {
                "suite": null, "position": 1, "checkInRequired": false, "approvalRequired": false,
                "maxDurationMinutes": 720, "horizonDays": 30, "active": true,
                "bufferBeforeMinutes": 0, "bufferAfterMinutes": 0,
-               "timeZone": "Asia/Seoul"}),
+               "timeZone": "Asia/Seoul", "kind": "room", "assignedTo": null, "x": null, "y": null}),
         "a new area takes the installation's zone"
     );
 

@@ -107,10 +107,18 @@ async fn openapi_python_client_generates_a_clean_client_that_books_and_holds() {
     std::fs::write(dir.join("openapi.json"), serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     let package = dir.join("yeyak_client");
 
+    // The generator reads a floor plan's image types (SPEC §28) as the raw
+    // bytes it knows (`application/octet-stream`); the document is unedited.
+    let config = dir.join("config.yaml");
+    let raw = "application/octet-stream";
+    let overrides = format!("content_type_overrides:\n  image/png: {raw}\n  image/jpeg: {raw}\n  image/webp: {raw}\n");
+    std::fs::write(&config, overrides).unwrap();
     let mut generate = Command::new("openapi-python-client");
     generate
         .current_dir(&dir)
         .args(["generate", "--meta", "none", "--fail-on-warning", "--url", &app.url("/api/openapi.json")])
+        .arg("--config")
+        .arg(&config)
         .arg("--output-path")
         .arg(&package)
         // Plain, unwrapped lines.
@@ -328,6 +336,11 @@ async fn part_two_routes_are_documented_with_their_error_codes() {
                 assert!(schema["$ref"].is_string(), "{method} {path} {status} answers an inline schema: {schema}");
             }
             if let Some(body) = op.get("requestBody") {
+                // A floor plan (SPEC §28) is sent as the image's own bytes.
+                if let Some(png) = body["content"].get("image/png") {
+                    assert_eq!(png["schema"]["format"], "binary", "{method} {path}");
+                    continue;
+                }
                 let schema = &body["content"]["application/json"]["schema"];
                 assert!(schema["$ref"].is_string(), "{method} {path} takes an inline schema: {schema}");
             }

@@ -205,6 +205,7 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
             format!("/rooms?date={date}&series=1&created=3&skipped=1"),
             format!("/rooms?date={date}&cancelled={id}"),
             format!("/rooms?date={date}&start=10:00&end=11:00&room=B"),
+            format!("/rooms?date={date}&room=B&unit=am"),
         ],
         "/rooms/week" => vec!["/rooms/week".into(), format!("/rooms/week?date={date}")],
         "/find" => vec!["/find".into(), format!("/find?date={date}&start=10:00&end=11:00&capacity=2")],
@@ -231,6 +232,9 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
             vec!["/admin/areas".into(), "/admin/areas?created=Main".into(), "/admin/areas?updated=Main".into()]
         }
         "/admin/areas/{code}" => vec!["/admin/areas/Main".into(), "/admin/areas/NOPE".into()],
+        "/areas/{code}/plan" => {
+            vec!["/areas/Main/plan".into(), format!("/areas/Main/plan?date={date}"), "/areas/NOPE/plan".into()]
+        }
         "/admin/holidays" => {
             vec!["/admin/holidays".into(), "/admin/holidays?created=us".into(), "/admin/holidays?replaced=us".into()]
         }
@@ -242,7 +246,11 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
         ],
         // Machine answers: a stylesheet, calendars (checked in their reader's
         // language below), health, metrics and the API's description.
-        "/static/grid.css" | "/ical/me.ics" | "/ical/rooms/{file}" | "/bookings/{file:[0-9]+\\.ics}" => return None,
+        "/areas/{code}/plan.img"
+        | "/static/grid.css"
+        | "/ical/me.ics"
+        | "/ical/rooms/{file}"
+        | "/bookings/{file:[0-9]+\\.ics}" => return None,
         "/metrics" | "/healthz" | "/readyz" | "/openapi.json" => return None,
         other => panic!("a page route this walk does not know: {other} (add its addresses here)"),
     })

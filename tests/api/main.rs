@@ -30,6 +30,7 @@ mod consistency_guards;
 mod consistency_plants;
 mod control_characters;
 mod csv_quoting;
+mod desks;
 mod disabling_ends_credentials;
 mod display;
 mod drills;

@@ -375,6 +375,16 @@ async fn staff_administration_over_json() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(lee.get("/my").await.status, StatusCode::SEE_OTHER);
 
+    // Away days (SPEC §28) show in the list.
+    app.db()
+        .await
+        .execute(
+            "INSERT INTO staff_away (staff_id, from_date, to_date)
+             SELECT id, current_date + 30, current_date + 32 FROM staff_user WHERE username = 'kim'",
+            &[],
+        )
+        .await
+        .unwrap();
     // Pages of 500 by username.
     app.db()
         .await
@@ -400,6 +410,10 @@ async fn staff_administration_over_json() {
     assert!(second["nextCursor"].is_null());
     let kim_row = first["staff"].as_array().unwrap().iter().find(|s| s["username"] == "kim").unwrap();
     assert_eq!(kim_row["delegates"], json!(["lee"]));
+    let db = app.db().await;
+    let span = db.query_one("SELECT (current_date + 30)::text, (current_date + 32)::text", &[]).await.unwrap();
+    let (from, to): (String, String) = (span.get(0), span.get(1));
+    assert_eq!(kim_row["away"], json!([{"from": from, "to": to}]));
     let (status, _) = staff_api(&app, Method::GET, "/api/admin/staff?cursor=%00", ADMIN, None).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }

@@ -54,6 +54,8 @@ const EXPECTED: &[(&str, &[Role])] = &[
     // §24: POST /api/holiday-calendars and PUT …/days take an admin key.
     ("holiday_calendar.create", &[Admin]),
     ("holiday_calendar.replace_days", &[Admin]),
+    // §28: PUT /api/areas/{code}/plan takes an admin key; /admin/areas' upload.
+    ("area.replace_plan", &[Admin]),
     // §7.1: POST /api/resources takes an admin key.
     ("resource.create", &[Admin]),
     // §7.1, §7.3: the capacity routes not marked "admin key" take any API
@@ -99,6 +101,8 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("staff.set_time_zone", &[Staff, Admin]),
     // §13: a person changes their own password on /account.
     ("staff.change_own_password", &[Staff, Admin]),
+    // §28: a person names their own days away on /account.
+    ("staff.add_away", &[Staff, Admin]),
     // §10: a person replaces their own feed address on /account.
     ("calendar_token.rotate", &[Staff, Admin]),
     // §17, §23: a person's calendar app stores and deletes their own events.

@@ -568,6 +568,8 @@ fn refusals_made_in_code_carry_what_their_words_need() {
         check_in_required: false,
         suite_members: members.iter().map(|m| (*m).to_owned()).collect(),
         area: Default::default(),
+        kind: Default::default(),
+        assigned_to: None,
     };
     let asked = ["A".to_owned(), "C".to_owned()];
     let abc = ["A", "B", "C"];

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::desk::{ensure_shape, Assignee, Place, RoomKind, Shape};
 use super::{bounded, Equipment, Label, Room, RoomCode, DEFAULT_AREA, DEFAULT_CAPACITY, DEFAULT_MAX_DURATION_MINUTES};
 use super::{MAX_CAPACITY, MAX_DURATION_LIMIT, MAX_HORIZON_DAYS};
 use crate::error::ApiError;
@@ -34,6 +35,13 @@ pub struct NewRoomBody {
     pub buffer_before_minutes: Option<i64>,
     /// Cleanup time after each meeting, minutes (0-240, default 0).
     pub buffer_after_minutes: Option<i64>,
+    /// `room` (default) or `desk` (SPEC §28).
+    pub kind: Option<String>,
+    /// A desk's holder, by username.
+    pub assigned_to: Option<String>,
+    /// Its place on the area's plan, fractions 0-1 (both or neither).
+    pub x: Option<f64>,
+    pub y: Option<f64>,
 }
 
 /// `PATCH /api/rooms/{code}`: absent fields stay; `suite` and `horizonDays`
@@ -56,6 +64,13 @@ pub struct RoomPatchBody {
     pub horizon_days: Option<Option<i64>>,
     pub buffer_before_minutes: Option<i64>,
     pub buffer_after_minutes: Option<i64>,
+    pub kind: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub assigned_to: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    pub x: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "present")]
+    pub y: Option<Option<f64>>,
 }
 
 /// A valid new room; `position` None means "after the last room of the area".
@@ -74,6 +89,9 @@ pub struct NewRoom {
     pub max_duration_minutes: i32,
     pub horizon_days: Option<i32>,
     pub buffers: Buffers,
+    pub kind: RoomKind,
+    pub assigned_to: Option<Assignee>,
+    pub place: Option<Place>,
 }
 
 /// A room's setup and cleanup time, minutes (SPEC §24).
@@ -93,7 +111,7 @@ fn buffer(field: &str, minutes: i64) -> Result<i32, ApiError> {
 
 impl NewRoom {
     pub fn parse(body: NewRoomBody) -> Result<Self, ApiError> {
-        Ok(NewRoom {
+        let new = NewRoom {
             code: RoomCode::parse("code", &body.code)?,
             name: Label::parse("name", &body.name)?,
             area: Label::parse("area", body.area.as_deref().unwrap_or(DEFAULT_AREA))?,
@@ -117,7 +135,18 @@ impl NewRoom {
                 before_minutes: buffer("bufferBeforeMinutes", body.buffer_before_minutes.unwrap_or(0))?,
                 after_minutes: buffer("bufferAfterMinutes", body.buffer_after_minutes.unwrap_or(0))?,
             },
-        })
+            kind: body.kind.as_deref().map(|k| RoomKind::parse("kind", k)).transpose()?.unwrap_or_default(),
+            assigned_to: body.assigned_to.as_deref().map(|a| Assignee::parse("assignedTo", a)).transpose()?,
+            place: Place::parse(body.x, body.y)?,
+        };
+        ensure_shape(&Shape {
+            kind: new.kind,
+            buffer_before_minutes: new.buffers.before_minutes,
+            buffer_after_minutes: new.buffers.after_minutes,
+            in_suite: new.suite.is_some(),
+            assigned: new.assigned_to.is_some(),
+        })?;
+        Ok(new)
     }
 }
 
@@ -137,6 +166,10 @@ pub struct RoomPatch {
     pub horizon_days: Option<Option<i32>>,
     pub buffer_before_minutes: Option<i32>,
     pub buffer_after_minutes: Option<i32>,
+    pub kind: Option<RoomKind>,
+    pub assigned_to: Option<Option<Assignee>>,
+    /// `Some(None)` takes the room off the plan.
+    pub place: Option<Option<Place>>,
 }
 
 impl RoomPatch {
@@ -160,7 +193,24 @@ impl RoomPatch {
                 .transpose()?,
             buffer_before_minutes: body.buffer_before_minutes.map(|m| buffer("bufferBeforeMinutes", m)).transpose()?,
             buffer_after_minutes: body.buffer_after_minutes.map(|m| buffer("bufferAfterMinutes", m)).transpose()?,
+            kind: body.kind.as_deref().map(|k| RoomKind::parse("kind", k)).transpose()?,
+            assigned_to: body
+                .assigned_to
+                .map(|a| a.as_deref().map(|a| Assignee::parse("assignedTo", a)).transpose())
+                .transpose()?,
+            place: match (body.x, body.y) {
+                (None, None) => None,
+                (x, y) => Some(Place::parse(x.flatten(), y.flatten())?),
+            },
         })
+    }
+
+    /// The room with this change applied, refused when a desk would not
+    /// have a desk's shape (SPEC §28).
+    pub fn apply_checked(&self, room: &Room) -> Result<Room, ApiError> {
+        let next = self.apply(room);
+        ensure_shape(&Shape::of(&next))?;
+        Ok(next)
     }
 
     /// The room with this change applied.
@@ -201,6 +251,16 @@ impl RoomPatch {
         }
         if let Some(v) = self.buffer_after_minutes {
             r.buffer_after_minutes = v;
+        }
+        if let Some(v) = self.kind {
+            r.kind = v;
+        }
+        if let Some(v) = &self.assigned_to {
+            r.assigned_to = v.as_ref().map(|a| a.as_str().to_owned());
+        }
+        if let Some(v) = self.place {
+            r.x = v.map(|p| p.x);
+            r.y = v.map(|p| p.y);
         }
         r
     }

@@ -23,6 +23,10 @@ pub struct Bookable {
     pub suite_members: Vec<String>,
     /// Its area's zone, hours and holidays.
     pub area: AreaRules,
+    /// A desk is booked by day or half day (SPEC §28).
+    pub kind: super::RoomKind,
+    /// The staff id of a desk's holder.
+    pub assigned_to: Option<i64>,
 }
 
 /// Rooms that may be booked together, in position order (the order of every
@@ -82,6 +86,16 @@ impl LinkedRooms {
 
     pub fn check_in_required(&self) -> bool {
         self.rooms.iter().any(|r| r.check_in_required)
+    }
+
+    /// Whether this is a desk (a desk books alone: it has no suite).
+    pub fn is_desk(&self) -> bool {
+        self.rooms.iter().any(|r| r.kind.is_desk())
+    }
+
+    /// The holder of an assigned desk among the rooms.
+    pub fn assigned_to(&self) -> Option<i64> {
+        self.rooms.iter().find_map(|r| r.assigned_to)
     }
 }
 

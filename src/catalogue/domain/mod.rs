@@ -4,6 +4,7 @@
 //! one suite, as a contiguous run of its positions). No I/O.
 
 mod change;
+mod desk;
 mod linking;
 #[cfg(test)]
 mod tests;
@@ -17,6 +18,7 @@ use crate::error::ApiError;
 
 pub(crate) use change::present;
 pub use change::{NewRoom, NewRoomBody, RoomPatch, RoomPatchBody};
+pub use desk::{ensure_shape, Assignee, Fraction, Place, RoomKind, Shape};
 pub use linking::{combinations, unknown_room, Bookable, LinkedRooms};
 
 /// Area a room belongs to when none is given. Data, not a text: the same
@@ -179,7 +181,23 @@ pub struct Room {
     #[diesel(select_expression = diesel::dsl::sql::<diesel::sql_types::Text>(ROOM_ZONE_SQL))]
     #[diesel(select_expression_type = diesel::expression::SqlLiteral<diesel::sql_types::Text>)]
     pub time_zone: String,
+    /// `room` or `desk` (SPEC §28).
+    pub kind: RoomKind,
+    /// The username a desk is assigned to (null: anyone may book it).
+    #[diesel(select_expression = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Text>>(ROOM_ASSIGNEE_SQL))]
+    #[diesel(select_expression_type = diesel::expression::SqlLiteral<diesel::sql_types::Nullable<diesel::sql_types::Text>>)]
+    pub assigned_to: Option<String>,
+    /// Where it sits on its area's plan, a fraction of the image's width
+    /// (null: not placed).
+    #[diesel(column_name = plan_x)]
+    pub x: Option<Fraction>,
+    /// The same of its height.
+    #[diesel(column_name = plan_y)]
+    pub y: Option<Fraction>,
 }
+
+/// A room row's assignee's username, as a column of a query on `room`.
+pub const ROOM_ASSIGNEE_SQL: &str = "(SELECT s.username FROM staff_user s WHERE s.id = room.assigned_to)";
 
 /// A room row's area zone, as a column of a query on `room`.
 pub const ROOM_ZONE_SQL: &str = "COALESCE((SELECT a.time_zone FROM area a WHERE a.code = room.area), 'UTC')";

@@ -18,6 +18,10 @@ fn room(code: &str, area: &str, suite: Option<&str>, position: i32) -> Room {
         buffer_before_minutes: 0,
         buffer_after_minutes: 0,
         time_zone: "Asia/Seoul".to_owned(),
+        kind: RoomKind::Room,
+        assigned_to: None,
+        x: None,
+        y: None,
     }
 }
 
@@ -32,6 +36,8 @@ fn bookable(code: &str, suite: Option<&str>, position: i32, members: &[&str]) ->
         check_in_required: false,
         suite_members: members.iter().map(|m| m.to_string()).collect(),
         area: Default::default(),
+        kind: RoomKind::Room,
+        assigned_to: None,
     }
 }
 

@@ -176,6 +176,14 @@ pub fn document() -> Value {
         if let Some(body) = op.body {
             operation["requestBody"] = json!({ "required": false, "content": { "application/json": { "schema": plain(body(&mut bodies_gen)) } } });
         }
+        if !op.raw_body.is_empty() {
+            let content: Map<String, Value> = op
+                .raw_body
+                .iter()
+                .map(|m| ((*m).to_owned(), json!({ "schema": { "type": "string", "format": "binary" } })))
+                .collect();
+            operation["requestBody"] = json!({ "required": true, "content": content });
+        }
         paths.entry(path.clone()).or_insert_with(|| json!({}))[method.as_str()] = operation;
     }
     let mut components = Map::new();

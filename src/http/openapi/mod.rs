@@ -84,6 +84,9 @@ pub struct Op {
     owner: Option<bool>,
     idempotency: Option<bool>,
     body: Option<SchemaFn>,
+    /// A body that is not JSON but raw bytes of one of these media types
+    /// (a floor plan's image, SPEC §28).
+    raw_body: &'static [&'static str],
     status: u16,
     response: SchemaFn,
     /// Media type of the success response.
@@ -108,6 +111,7 @@ impl Op {
             owner: None,
             idempotency: None,
             body: None,
+            raw_body: &[],
             status,
             response: schema_of::<R>,
             media: "application/json",
@@ -155,6 +159,13 @@ impl Op {
 
     pub fn body<B: JsonSchema>(mut self) -> Self {
         self.body = Some(schema_of::<B>);
+        self.errors.extend([ErrorCode::PayloadTooLarge, ErrorCode::UnsupportedMediaType]);
+        self
+    }
+
+    /// The body is raw bytes of one of `media` (required).
+    pub fn raw_body(mut self, media: &'static [&'static str]) -> Self {
+        self.raw_body = media;
         self.errors.extend([ErrorCode::PayloadTooLarge, ErrorCode::UnsupportedMediaType]);
         self
     }

@@ -75,7 +75,40 @@ pub(crate) async fn claim_room(
     ))
     .get_result::<bool>(conn)
     .await?;
-    Err(if meetings_overlap { ApiError::room_time_taken() } else { ApiError::room_buffer_taken() }.into())
+    if meetings_overlap {
+        return Err(ApiError::room_time_taken().into());
+    }
+    if holds_another_desk(conn, id, room_code, range).await? {
+        return Err(crate::db::DbError::DeskAlreadyBooked.into());
+    }
+    Err(ApiError::room_buffer_taken().into())
+}
+
+#[derive(QueryableByName)]
+struct Holds {
+    #[diesel(sql_type = Bool)]
+    holds: bool,
+}
+
+/// Whether `room_code` is a desk and the booking's organizer holds another
+/// desk in `range`: what `reservation_room_one_desk_per_person` (SPEC §28)
+/// compared when an `ON CONFLICT DO NOTHING` insert wrote nothing.
+async fn holds_another_desk(conn: &mut Conn, id: i64, room_code: &str, range: &TimeRange) -> QueryResult<bool> {
+    use diesel::sql_types::{Int8, Text, Timestamptz};
+    let found: Holds = diesel::sql_query(
+        "SELECT EXISTS (
+             SELECT 1 FROM reservation_room rr, reservation p
+              WHERE p.id = $1 AND rr.desk_holder = p.organizer_digest AND rr.active AND rr.reservation_id <> $1
+                AND tstzrange(rr.starts_at, rr.ends_at, '[)') && tstzrange($3, $4, '[)')
+                AND EXISTS (SELECT 1 FROM room d WHERE d.code = $2 AND d.kind = 'desk')) AS holds",
+    )
+    .bind::<Int8, _>(id)
+    .bind::<Text, _>(room_code)
+    .bind::<Timestamptz, _>(range.starts_at())
+    .bind::<Timestamptz, _>(range.ends_at())
+    .get_result(conn)
+    .await?;
+    Ok(found.holds)
 }
 
 /// What new reservation rows share: one booking's, or a series' occurrences'.

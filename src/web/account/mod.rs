@@ -3,10 +3,12 @@
 //! (`settings`). Each step in a file of its own; the route table names
 //! them through this module.
 
+mod away;
 mod page;
 mod settings;
 mod sign_in;
 
+pub use away::add_away;
 pub use page::account;
 pub use settings::{
     add_delegate, change_password, choose_language, choose_time_zone, create_app_password, remove_delegate,

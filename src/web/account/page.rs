@@ -58,8 +58,10 @@ pub(super) async fn render_account_in(
     let passwords = app_password::list(&mut conn, user.id).await?;
     let delegates = crate::people::delegation::delegates_of(&mut conn, user.id).await?;
     let delegating_for = crate::people::delegation::people_of(&mut conn, user.id).await?;
-    drop(conn);
     let tz = user.zone(state.policy().timezone);
+    let today = state.clock.now().with_timezone(&tz).date_naive();
+    let away = crate::auth::away::of_person(&mut conn, user.id, today).await?;
+    drop(conn);
     let local = |t: chrono::DateTime<chrono::Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
     let app_passwords = passwords
         .into_iter()
@@ -93,6 +95,7 @@ pub(super) async fn render_account_in(
         local_password,
         delegates,
         delegating_for,
+        away: away.into_iter().map(|a| (a.from.to_string(), a.to.to_string())).collect(),
     };
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
@@ -132,6 +135,8 @@ pub struct AccountPage {
     /// Who may book for this person (SPEC §25), and for whom they may.
     pub delegates: Vec<crate::people::delegation::Person>,
     pub delegating_for: Vec<crate::people::delegation::Person>,
+    /// Away days from today on (SPEC §28), `from` and `to` inclusive.
+    pub away: Vec<(String, String)>,
 }
 
 /// An app password as the account page lists it (times in the configured zone).

@@ -172,7 +172,7 @@ async fn find(state: &AppState, code: &str) -> Result<(Area, Vec<HolidayCalendar
     Ok((area, calendars))
 }
 
-async fn render_edit(
+pub(super) async fn render_edit(
     state: &AppState,
     req: &HttpRequest,
     user: &StaffUser,

@@ -6,6 +6,7 @@
 pub mod area_form;
 pub mod areas;
 pub mod holidays;
+pub mod plan_upload;
 pub mod reports;
 pub mod room_form;
 pub mod rooms;

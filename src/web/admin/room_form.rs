@@ -19,6 +19,11 @@ fn text(form: &FormData, name: &str) -> Option<String> {
     Some(form.get(name).trim().to_owned()).filter(|t| !t.is_empty())
 }
 
+/// A plan position typed as a fraction ("0.25"); empty is none.
+fn fraction(form: &FormData, name: &str) -> Result<Option<f64>, ApiError> {
+    Ok(crate::catalogue::domain::Fraction::parse_text(name, form.get(name))?.map(|f| f.get()))
+}
+
 fn tags(form: &FormData) -> Vec<String> {
     form.get("equipment").split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
 }
@@ -38,6 +43,10 @@ pub fn new_room(form: &FormData) -> Result<NewRoom, ApiError> {
         horizon_days: number(form, "horizon_days", "horizonDays")?,
         buffer_before_minutes: number(form, "buffer_before_minutes", "bufferBeforeMinutes")?,
         buffer_after_minutes: number(form, "buffer_after_minutes", "bufferAfterMinutes")?,
+        kind: text(form, "kind"),
+        assigned_to: text(form, "assigned_to"),
+        x: fraction(form, "x")?,
+        y: fraction(form, "y")?,
     })
 }
 
@@ -56,10 +65,20 @@ pub fn room_patch(form: &FormData) -> Result<RoomPatch, ApiError> {
         horizon_days: Some(number(form, "horizon_days", "horizonDays")?),
         buffer_before_minutes: Some(number(form, "buffer_before_minutes", "bufferBeforeMinutes")?.unwrap_or(0)),
         buffer_after_minutes: Some(number(form, "buffer_after_minutes", "bufferAfterMinutes")?.unwrap_or(0)),
+        kind: text(form, "kind"),
+        assigned_to: Some(text(form, "assigned_to")),
+        x: Some(fraction(form, "x")?),
+        y: Some(fraction(form, "y")?),
     })
 }
 
 impl RoomForm {
+    /// `(value, catalogue key, chosen)` of each kind.
+    pub fn kinds(&self) -> [(&'static str, &'static str, bool); 2] {
+        let desk = self.kind == "desk";
+        [("room", "plan-kind-room", !desk), ("desk", "plan-kind-desk", desk)]
+    }
+
     pub(super) fn of(room: &Room) -> Self {
         RoomForm {
             code: room.code.clone(),
@@ -75,6 +94,9 @@ impl RoomForm {
             max_duration_minutes: room.max_duration_minutes.to_string(),
             horizon_days: room.horizon_days.map(|d| d.to_string()).unwrap_or_default(),
             buffers: [room.buffer_before_minutes, room.buffer_after_minutes].map(|m| m.to_string()),
+            kind: room.kind.as_str().to_owned(),
+            assigned_to: room.assigned_to.clone().unwrap_or_default(),
+            place: [room.x, room.y].map(|f| f.map(|f| f.get().to_string()).unwrap_or_default()),
             idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
         }
     }
@@ -94,6 +116,9 @@ impl RoomForm {
             max_duration_minutes: form.get("max_duration_minutes").to_owned(),
             horizon_days: form.get("horizon_days").to_owned(),
             buffers: ["buffer_before_minutes", "buffer_after_minutes"].map(|f| form.get(f).to_owned()),
+            kind: form.get("kind").to_owned(),
+            assigned_to: form.get("assigned_to").to_owned(),
+            place: ["x", "y"].map(|f| form.get(f).to_owned()),
             idempotency_key: form.get("idempotency_key").to_owned(),
         }
     }
@@ -114,6 +139,9 @@ impl RoomForm {
             max_duration_minutes: "720".into(),
             horizon_days: String::new(),
             buffers: ["0".into(), "0".into()],
+            kind: "room".into(),
+            assigned_to: String::new(),
+            place: [String::new(), String::new()],
             idempotency_key: IdempotencyKey::generate().as_str().to_owned(),
         }
     }
@@ -136,5 +164,11 @@ pub struct RoomForm {
     pub horizon_days: String,
     /// Setup and cleanup minutes (SPEC §24), as typed.
     pub buffers: [String; 2],
+    /// `room` or `desk` (SPEC §28).
+    pub kind: String,
+    /// A desk's holder's username.
+    pub assigned_to: String,
+    /// `x` and `y` on the area's plan, fractions as typed.
+    pub place: [String; 2],
     pub idempotency_key: String,
 }

@@ -50,11 +50,28 @@ async fn render_list(
     Ok(csrf.attach(html_response(status, pages::render(&page))))
 }
 
+/// A place picked on the floor plan (SPEC §28): which room, and where.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct PlaceQuery {
+    room: Option<String>,
+    x: Option<String>,
+    y: Option<String>,
+}
+
 pub async fn list(
     state: web::Data<AppState>,
     req: HttpRequest,
     SignedInAdmin(user): SignedInAdmin,
 ) -> Result<HttpResponse, WebError> {
+    let asked = web::Query::<PlaceQuery>::from_query(req.query_string()).map(|q| q.into_inner()).unwrap_or_default();
+    if let Some(code) = asked.room.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        // The plan's form (numbers typed, or a click where scripts run)
+        // opens the room's form with its new place filled in.
+        let (x, y) = (asked.x.unwrap_or_default(), asked.y.unwrap_or_default());
+        let at = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+        let path = super::areas::path_segment(code);
+        return Err(WebError::Redirect(format!("/admin/rooms/{path}?x={}&y={}", at(&x), at(&y))));
+    }
     render_list(&state, &req, &user, None, RoomForm::blank(), StatusCode::OK).await
 }
 
@@ -147,7 +164,12 @@ pub async fn edit(
     code: web::Path<String>,
 ) -> Result<HttpResponse, WebError> {
     let room = load(&state, &code).await?;
-    render_edit(&state, &req, &user, room, None, None, StatusCode::OK).await
+    let asked = web::Query::<PlaceQuery>::from_query(req.query_string()).map(|q| q.into_inner()).unwrap_or_default();
+    let mut form = RoomForm::of(&room);
+    if let (Some(x), Some(y)) = (asked.x, asked.y) {
+        form.place = [x, y];
+    }
+    render_edit(&state, &req, &user, room, Some(form), None, StatusCode::OK).await
 }
 
 pub async fn update(

@@ -35,6 +35,10 @@ pub struct AdminUpload {
     pub file: Option<Vec<u8>>,
 }
 
+/// A floor plan's upload (SPEC §28, §29): the same, its file in the part
+/// `plan`, at most `catalogue::plans::MAX_BYTES` (else 413).
+pub struct PlanUpload(pub AdminUpload);
+
 fn unreadable() -> WebError {
     WebError::message(StatusCode::BAD_REQUEST, "error-bad-request", "error-form-unreadable")
 }
@@ -56,7 +60,11 @@ async fn read_part(field: &mut actix_multipart::Field, limit: usize) -> Result<V
     Ok(out)
 }
 
-async fn read_multipart(mut parts: Multipart) -> Result<(FormData, Option<Vec<u8>>), WebError> {
+async fn read_multipart(
+    mut parts: Multipart,
+    file_part: &'static str,
+    file_limit: usize,
+) -> Result<(FormData, Option<Vec<u8>>), WebError> {
     let mut fields: HashMap<String, Vec<String>> = HashMap::new();
     let mut file = None;
     let mut count = 0;
@@ -67,11 +75,11 @@ async fn read_multipart(mut parts: Multipart) -> Result<(FormData, Option<Vec<u8
             return Err(unreadable());
         }
         let name = part.name().unwrap_or_default().to_owned();
-        if name == "file" {
+        if name == file_part {
             if file.is_some() {
                 return Err(unreadable());
             }
-            file = Some(read_part(&mut part, FILE_LIMIT).await?);
+            file = Some(read_part(&mut part, file_limit).await?);
         } else {
             let bytes = read_part(&mut part, FIELD_LIMIT).await?;
             let text = String::from_utf8(bytes).map_err(|_| unreadable())?;
@@ -91,28 +99,49 @@ fn is_multipart(req: &HttpRequest) -> bool {
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("multipart/form-data"))
 }
 
+/// Reads an upload whose file is the part `file_part`, then checks the
+/// session, the CSRF token and the admin.
+fn upload(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    file_part: &'static str,
+    file_limit: usize,
+) -> Pin<Box<dyn Future<Output = Result<AdminUpload, WebError>>>> {
+    let req = req.clone();
+    let signed_in = SignedIn::from_request(&req, payload);
+    let read: Reading = if is_multipart(&req) {
+        Box::pin(read_multipart(Multipart::new(req.headers(), payload.take()), file_part, file_limit))
+    } else {
+        let form = FormData::from_request(&req, payload);
+        Box::pin(async move { Ok((form.await?, None)) })
+    };
+    Box::pin(async move {
+        let SignedIn(user) = signed_in.await?;
+        let (form, file) = read.await?;
+        let state = req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered");
+        if !Csrf::verify(&req, &state, &form) {
+            return Err(csrf_refused());
+        }
+        super::admin_only(&user)?;
+        Ok(AdminUpload { user, form, file })
+    })
+}
+
 impl FromRequest for AdminUpload {
     type Error = WebError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        let signed_in = SignedIn::from_request(&req, payload);
-        let read: Reading = if is_multipart(&req) {
-            Box::pin(read_multipart(Multipart::new(req.headers(), payload.take())))
-        } else {
-            let form = FormData::from_request(&req, payload);
-            Box::pin(async move { Ok((form.await?, None)) })
-        };
-        Box::pin(async move {
-            let SignedIn(user) = signed_in.await?;
-            let (form, file) = read.await?;
-            let state = req.app_data::<web::Data<AppState>>().cloned().expect("AppState is registered");
-            if !Csrf::verify(&req, &state, &form) {
-                return Err(csrf_refused());
-            }
-            super::admin_only(&user)?;
-            Ok(AdminUpload { user, form, file })
-        })
+        upload(req, payload, "file", FILE_LIMIT)
+    }
+}
+
+impl FromRequest for PlanUpload {
+    type Error = WebError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, WebError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let reading = upload(req, payload, "plan", crate::catalogue::plans::MAX_BYTES);
+        Box::pin(async move { reading.await.map(PlanUpload) })
     }
 }

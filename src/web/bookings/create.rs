@@ -9,6 +9,7 @@ use crate::auth::staff::StaffUser;
 use crate::error::ApiError;
 use crate::i18n::I18n;
 use crate::rooms::booking::Booking;
+use crate::rooms::desks::{DeskDay, Unit, When};
 use crate::rooms::domain::{RequestedRooms, Title};
 use crate::rooms::store::CreateBooking;
 use crate::series::{CreateSeries, OnConflict};
@@ -25,7 +26,27 @@ enum Booked {
     Series(crate::series::store::Created),
 }
 
+/// A desk's form (SPEC §28): `date` and `unit`, no start or end; the
+/// title may be left empty (the desk's code).
+async fn book_desk(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
+    let codes = form.all("rooms");
+    let title = match form.get("title").trim() {
+        "" => Title::parse(&codes.join("+"))?,
+        t => Title::parse(t)?,
+    };
+    let when =
+        When::Desk(DeskDay { date: parse_date(form.get("date"))?, unit: Unit::parse("unit", form.get("unit"))? });
+    // For someone who named me (SPEC §25), private or not (SPEC §26), as rooms are.
+    let (principal, organizer_name) = super::acting::for_form(state, user, form.get("for_username")).await?;
+    let private = !form.get("private").is_empty();
+    let command = CreateBooking { title, rooms: RequestedRooms::parse(&codes)?, when, organizer_name, private };
+    Ok(Booked::One(state.pipeline.run(&principal, Some(form_key(form)?), &command).await?))
+}
+
 async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Booked, ApiError> {
+    if !form.get("unit").is_empty() {
+        return book_desk(state, user, form).await;
+    }
     let title = Title::parse(form.get("title"))?;
     let rooms = RequestedRooms::parse(&form.all("rooms"))?;
     let tz = state.zone_of_rooms(&form.all("rooms")).await;
@@ -36,7 +57,7 @@ async fn book(state: &AppState, user: &StaffUser, form: &FormData) -> Result<Boo
     let (principal, organizer_name) = super::acting::for_form(state, user, form.get("for_username")).await?;
     match form.get("repeat") {
         "" | "none" => {
-            let command = CreateBooking { title, rooms, range, organizer_name, private };
+            let command = CreateBooking { title, rooms, when: When::Range(range), organizer_name, private };
             Ok(Booked::One(state.pipeline.run(&principal, Some(key), &command).await?))
         }
         repeat => {
@@ -113,6 +134,7 @@ pub async fn create(
             kept.repeat_until = form.get("repeat_until").to_owned();
             kept.for_username = form.get("for_username").to_owned();
             kept.private = !form.get("private").is_empty();
+            kept.unit = form.get("unit").to_owned();
             let i18n = PageI18n::of(&req);
             kept.conflicts = taken_dates(tz, &i18n, &err);
             let view = DayView {

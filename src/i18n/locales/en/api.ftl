@@ -130,3 +130,8 @@ api-PASSWORD_LOGIN_OFF = Local accounts are off here (YEYAK_PASSWORD_LOGIN is no
 api-USERNAME_TAKEN = A person with this username exists.
 api-SERIES_NOT_STRUCK = This series was not cancelled for repeated no-shows; there is nothing to restore.
 api-UID_CONFLICT = This UID belongs to another event.
+
+# Desks and floor plans (SPEC §28).
+api-DESK_ALREADY_BOOKED = You already have a desk for that half day.
+api-DESK_ASSIGNED = This desk is assigned to someone who is not away that day.
+api-INVALID_IMAGE = The plan must be a whole PNG, JPEG or WebP image of at most 8,000 × 8,000 pixels.

@@ -122,3 +122,8 @@ api-PASSWORD_LOGIN_OFF = 이곳에서는 로컬 계정을 만들 수 없습니�
 api-USERNAME_TAKEN = 이미 있는 아이디입니다.
 api-SERIES_NOT_STRUCK = 반복된 노쇼로 취소된 반복 예약이 아니어서 되살릴 것이 없습니다.
 api-UID_CONFLICT = 이 UID는 이미 다른 일정이 쓰고 있습니다.
+
+# 좌석과 층 평면도 (SPEC §28).
+api-DESK_ALREADY_BOOKED = 그 반나절에는 이미 예약한 좌석이 있습니다.
+api-DESK_ASSIGNED = 지정석입니다. 주인이 자리를 비우는 날에만 예약할 수 있습니다.
+api-INVALID_IMAGE = 평면도는 8,000 × 8,000 픽셀 이하의 온전한 PNG, JPEG 또는 WebP 그림이어야 합니다.
