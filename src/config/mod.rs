@@ -111,6 +111,10 @@ pub struct Config {
     #[arg(long, env = "YEYAK_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub retention_days: u32,
 
+    /// Days access records (SPEC §26) are kept; the database refuses to delete younger ones, the sweeper purges older ones.
+    #[arg(long, env = "YEYAK_ACCESS_LOG_DAYS", default_value_t = crate::privacy::access::DEFAULT_DAYS, value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub access_log_days: u32,
+
     /// Rows one purge statement deletes; each sweeper tick runs a few such batches per table.
     #[arg(long, env = "YEYAK_PURGE_BATCH", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub purge_batch: u32,

@@ -226,6 +226,7 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
             vec![route.to_owned()]
         }
         "/admin/reports" => vec!["/admin/reports".into(), "/admin/reports?from=2026-02-30".into()],
+        "/admin/access-log" => vec!["/admin/access-log".into(), "/admin/access-log?from=2026-02-30".into()],
         "/admin/rooms/{code}" => vec!["/admin/rooms/A".into(), "/admin/rooms/NOPE".into()],
         "/admin/areas" => {
             vec!["/admin/areas".into(), "/admin/areas?created=Main".into(), "/admin/areas?updated=Main".into()]

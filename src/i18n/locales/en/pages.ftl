@@ -527,3 +527,23 @@ restore-done = Restored { $restored }; { $missed } could not be booked again.
 restore-restored = Booked again
 restore-missed = Taken meanwhile
 restore-back = My bookings
+
+# Access records (SPEC §26)
+access-log-title = Access records
+access-log-hint = Every time an admin viewed or downloaded other people's personal data. Records cannot be changed and are removed only after their retention.
+access-log-link = See the access records
+access-log-range = From { $from }
+access-log-none = No access records in this range.
+access-log-key = API key ({ $tenant })
+access-log-col-at = When
+access-log-col-actor = Who
+access-log-col-kind = What
+access-log-col-subject = About whom
+access-log-col-address = From address
+access-log-col-people = People
+access-kind-staff-list = Staff list page
+access-kind-staff-api-list = Staff list (API)
+access-kind-bookings-csv = Bookings CSV
+access-kind-export = Personal data export
+access-kind-history = Another person's booking history
+access-kind-erase = Personal data erased
