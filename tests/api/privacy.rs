@@ -46,7 +46,11 @@ async fn every_admin_view_of_other_peoples_data_is_an_access_record() {
     assert_eq!(admin.get("/admin/staff").await.status, StatusCode::OK);
     let (status, _) = app.get_json("/api/admin/staff", ADMIN).await;
     assert_eq!(status, StatusCode::OK);
-    let csv = app.request(reqwest::Method::GET, &format!("/api/admin/reports/bookings.csv?from={day}&to={day}"), ADMIN, None).send().await.unwrap();
+    let csv = app
+        .request(reqwest::Method::GET, &format!("/api/admin/reports/bookings.csv?from={day}&to={day}"), ADMIN, None)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(csv.status(), StatusCode::OK);
     assert_eq!(admin.get(&format!("/bookings/{id}")).await.status, StatusCode::OK);
     let (status, _) = app.get_json(&format!("/api/bookings/{id}/history"), ADMIN).await;
