@@ -20,9 +20,8 @@ use serde::Serialize;
 
 use crate::db::{Conn, DbError};
 
-/// `YEYAK_ACCESS_LOG_DAYS`'s default: two years (PIPA's 접속기록 for
-/// systems of many people).
-pub const DEFAULT_DAYS: u32 = 730;
+/// `YEYAK_ACCESS_LOG_DAYS`'s default (the migration's `privacy_setting` row too).
+pub const DEFAULT_DAYS: u32 = crate::config::ACCESS_LOG_DAYS;
 
 /// Who looked: a signed-in admin, or an admin API key.
 #[derive(Debug, Clone, PartialEq, Eq)]
