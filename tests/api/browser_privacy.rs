@@ -1,5 +1,6 @@
 //! The pages of SPEC §26 in a real browser, in both languages, through
-//! axe-core: the access log with records, and the staff page's link to it.
+//! axe-core: the access log with records, the staff page's link to it and
+//! the account page's download of one's bookings.
 
 use fantoccini::Locator;
 use reqwest::StatusCode;
@@ -28,6 +29,9 @@ async fn the_access_log_passes_axe_in_both_languages() {
             c.goto(&app.url(&format!("/admin/access-log?from=2026-13-01&lang={lang}"))).await?;
             c.find(Locator::Css("p.notice")).await?;
             assert_accessible(&c, &format!("access log refusing a range ({lang})")).await;
+            c.goto(&app.url(&format!("/account?lang={lang}"))).await?;
+            c.find(Locator::Css("a[href='/account/export.ics']")).await?;
+            assert_accessible(&c, &format!("account page with the export link ({lang})")).await;
             c.goto(&app.url(&format!("/admin/staff?lang={lang}"))).await?;
             c.find(Locator::Css("a[href='/admin/access-log']")).await?;
             assert_accessible(&c, &format!("staff page with the access log link ({lang})")).await;

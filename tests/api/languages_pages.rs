@@ -243,7 +243,11 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
         ],
         // Machine answers: a stylesheet, calendars (checked in their reader's
         // language below), health, metrics and the API's description.
-        "/static/grid.css" | "/ical/me.ics" | "/ical/rooms/{file}" | "/bookings/{file:[0-9]+\\.ics}" => return None,
+        "/static/grid.css"
+        | "/ical/me.ics"
+        | "/ical/rooms/{file}"
+        | "/bookings/{file:[0-9]+\\.ics}"
+        | "/account/export.ics" => return None,
         "/metrics" | "/healthz" | "/readyz" | "/openapi.json" => return None,
         other => panic!("a page route this walk does not know: {other} (add its addresses here)"),
     })

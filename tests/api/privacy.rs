@@ -163,3 +163,43 @@ async fn the_database_keeps_access_records_append_only_and_the_sweeper_purges_on
     assert_eq!(purged.access_records, 0);
     assert_eq!(app.count("SELECT count(*) FROM access_record").await, 2);
 }
+
+#[tokio::test]
+async fn a_person_downloads_their_bookings_of_any_date_as_icalendar() {
+    let app = TestApp::spawn().await;
+    let admin = Browser::new(&app);
+    admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    let (kim_id, kim) = add_person_signed_in(&app, &admin, "kim", "김민지").await;
+    let day = tomorrow(&app);
+    let booked = kim.book(&day, "kim's planning", "10:00", "11:00", &["A"]).await;
+    booked_id(&booked);
+    let other = admin.book(&day, "admin's own", "12:00", "13:00", &["B"]).await;
+    booked_id(&other);
+    // One of long ago, beyond any feed's window.
+    let db = app.db().await;
+    db.batch_execute(&format!(
+        "UPDATE reservation SET starts_at = starts_at - interval '800 days', ends_at = ends_at - interval '800 days'
+          WHERE organizer_staff_id = {kim_id};
+         UPDATE reservation_room SET starts_at = starts_at - interval '800 days', ends_at = ends_at - interval '800 days'
+          WHERE reservation_id IN (SELECT id FROM reservation WHERE organizer_staff_id = {kim_id})"
+    ))
+    .await
+    .unwrap();
+    let _ = kim.book(&day, "kim's retro", "14:00", "15:00", &["C"]).await;
+
+    let account = kim.get("/account?lang=en").await;
+    assert!(account.html.contains("href=\"/account/export.ics\""), "{}", account.html);
+    let res = kim.client.get(app.url("/account/export.ics")).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/calendar"));
+    assert!(res.headers()["content-disposition"].to_str().unwrap().contains("attachment"));
+    let text = res.text().await.unwrap();
+    assert!(text.starts_with("BEGIN:VCALENDAR"), "{text}");
+    assert!(text.contains("kim's planning") && text.contains("kim's retro"), "{text}");
+    assert!(!text.contains("admin's own"), "{text}");
+    assert_eq!(text.matches("BEGIN:VEVENT").count(), 2, "{text}");
+
+    // Without a session: the sign-in page, no calendar.
+    let anonymous = Browser::new(&app).get("/account/export.ics").await;
+    assert_ne!(anonymous.status, StatusCode::OK);
+}

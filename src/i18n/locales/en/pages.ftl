@@ -547,3 +547,7 @@ access-kind-bookings-csv = Bookings CSV
 access-kind-export = Personal data export
 access-kind-history = Another person's booking history
 access-kind-erase = Personal data erased
+
+account-export-heading = Download my data
+account-export-hint = Every booking you organize, as a calendar file (.ics).
+account-export-ics = Download my bookings (.ics)

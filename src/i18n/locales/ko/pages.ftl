@@ -517,3 +517,7 @@ access-kind-bookings-csv = 예약 내역 CSV
 access-kind-export = 개인정보 내보내기
 access-kind-history = 다른 사람의 예약 기록
 access-kind-erase = 개인정보 삭제
+
+account-export-heading = 내 데이터 내려받기
+account-export-hint = 내가 예약한 모든 예약을 달력 파일(.ics)로 내려받습니다.
+account-export-ics = 내 예약 내려받기 (.ics)
