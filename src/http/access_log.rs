@@ -60,12 +60,19 @@ pub struct AccessLog {
     /// Last local date of the range (inclusive).
     to: String,
     records: Vec<AccessRecord>,
+    /// More records than the 5000 listed fell in the range: ask for a narrower one.
+    truncated: bool,
 }
 
 async fn list(state: web::Data<AppState>, _: AdminCaller, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let period = RangeQuery::of(&req).period(&state)?;
     let (from, to) = access::instants(period.from(), period.to(), state.policy().timezone);
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
-    let records = access::list(&mut conn, from, to).await?;
-    Ok(HttpResponse::Ok().json(AccessLog { from: period.from().to_string(), to: period.to().to_string(), records }))
+    let (records, truncated) = access::list(&mut conn, from, to).await?;
+    Ok(HttpResponse::Ok().json(AccessLog {
+        from: period.from().to_string(),
+        to: period.to().to_string(),
+        records,
+        truncated,
+    }))
 }

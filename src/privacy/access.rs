@@ -134,9 +134,14 @@ pub struct AccessRecord {
 /// The most records one listing gives.
 pub const LIST_LIMIT: i64 = 5000;
 
-/// Records of `[from, to)`, newest first, at most [`LIST_LIMIT`].
-pub async fn list(conn: &mut Conn, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<AccessRecord>, DbError> {
-    Ok(diesel::sql_query(
+/// Records of `[from, to)`, newest first, at most [`LIST_LIMIT`], and
+/// whether more were left out (then a narrower range shows them).
+pub async fn list(
+    conn: &mut Conn,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<(Vec<AccessRecord>, bool), DbError> {
+    let mut records: Vec<AccessRecord> = diesel::sql_query(
         "SELECT a.id, a.at,
                 CASE WHEN a.actor_staff IS NULL THEN 'key' ELSE 'staff' END AS actor_kind,
                 a.actor_name AS actor, a.kind, s.username AS subject, host(a.address) AS address, a.people
@@ -147,9 +152,12 @@ pub async fn list(conn: &mut Conn, from: DateTime<Utc>, to: DateTime<Utc>) -> Re
     )
     .bind::<Timestamptz, _>(from)
     .bind::<Timestamptz, _>(to)
-    .bind::<Int8, _>(LIST_LIMIT)
+    .bind::<Int8, _>(LIST_LIMIT + 1)
     .load(conn)
-    .await?)
+    .await?;
+    let more = records.len() as i64 > LIST_LIMIT;
+    records.truncate(LIST_LIMIT as usize);
+    Ok((records, more))
 }
 
 /// One bounded DELETE for the sweeper's purge: records older than both the

@@ -118,6 +118,7 @@ async fn the_access_log_range_is_checked_and_a_bad_one_changes_nothing() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["records"].as_array().unwrap().len(), 0);
     assert_eq!(body["from"], "2020-01-01");
+    assert_eq!(body["truncated"], false);
 }
 
 #[tokio::test]

@@ -57,7 +57,10 @@ pub async fn page(
         Ok(period) => {
             let (from, to) = access::instants(period.from(), period.to(), tz);
             let mut conn = state.pool.get().await.map_err(DbError::from)?;
-            let records = access::list(&mut conn, from, to).await?;
+            let (records, truncated) = access::list(&mut conn, from, to).await?;
+            if truncated {
+                page.message = Some(Notice::error(i18n.t1("access-log-truncated", "count", access::LIST_LIMIT)));
+            }
             (page.from, page.to) = (period.from().to_string(), period.to().to_string());
             page.records = records.iter().map(|r| line(r, tz, &i18n)).collect();
             StatusCode::OK

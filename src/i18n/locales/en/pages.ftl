@@ -551,3 +551,4 @@ access-kind-erase = Personal data erased
 account-export-heading = Download my data
 account-export-hint = Every booking you organize, as a calendar file (.ics).
 account-export-ics = Download my bookings (.ics)
+access-log-truncated = This range has more records than the newest { $count } shown here. Choose a shorter range.

@@ -521,3 +521,4 @@ access-kind-erase = 개인정보 삭제
 account-export-heading = 내 데이터 내려받기
 account-export-hint = 내가 예약한 모든 예약을 달력 파일(.ics)로 내려받습니다.
 account-export-ics = 내 예약 내려받기 (.ics)
+access-log-truncated = 이 기간의 기록이 너무 많아 최근 { $count }건만 보여 줍니다. 기간을 좁혀 주세요.
