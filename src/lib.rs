@@ -34,6 +34,7 @@ pub mod outbox;
 pub mod panic_boundary;
 pub mod people;
 pub mod policy;
+pub mod privacy;
 pub mod reports;
 pub mod rooms;
 pub mod routes;

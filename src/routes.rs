@@ -58,6 +58,7 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/auth/oidc/callback", web::get().to(ui::sso::callback))
         .route("/admin/consistency", web::get().to(ui::admin::consistency))
         .route("/admin/staff", web::get().to(ui::admin::staff_page))
+        .route("/admin/access-log", web::get().to(ui::admin::access_log::page))
         .route("/admin/staff", web::post().to(ui::admin::add_staff))
         .route("/admin/staff/{id}/disable", web::post().to(ui::admin::disable_staff))
         .route("/admin/staff/{id}/enable", web::post().to(ui::admin::enable_staff))
@@ -118,6 +119,7 @@ fn api(api: &mut Api) {
     http::holidays::routes(api);
     http::bookings::routes(api);
     http::history::routes(api);
+    http::access_log::routes(api);
     http::series::routes(api);
     http::capacity::routes(api);
     http::keys::routes(api);

@@ -94,6 +94,9 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
         crate::catalogue::areas::settle_zones(&mut conn, config.timezone)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
+        crate::privacy::access::set_retention(&mut conn, config.access_log_days)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
         if !config.bind.ip().is_loopback() {
             refuse_development_admins(&mut conn, &config).await.map_err(|e| match e {
                 Refused::Db(e) => StartupError::from(unreachable(e.to_string())),
@@ -156,6 +159,7 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
             .with_purge(crate::sweeper::purge::Purge {
                 retention: Duration::days(i64::from(config.retention_days)),
                 idempotency_retention: Duration::hours(i64::from(config.idempotency_retention_hours)),
+                access_log: crate::privacy::access::retention(config.access_log_days),
                 batch: i64::from(config.purge_batch),
             })
             .with_reminders(policy.reminder_ahead),

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "display",
             "calendar",
             "people",
+            "privacy",
         ],
     ),
     ("pipeline framework", &["command"]),

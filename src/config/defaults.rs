@@ -20,3 +20,7 @@ pub const DISCOVERY_RETRY: std::ops::RangeInclusive<std::time::Duration> =
 pub const MIN_ADMIN_PASSWORD_CHARS: usize = 12;
 pub const MIN_API_KEY_SECRET_CHARS: usize = 24;
 pub const MIN_SECRET_KEY_CHARS: usize = 32;
+
+/// `YEYAK_ACCESS_LOG_DAYS` when unset (SPEC §26): two years, PIPA's period
+/// for access records of systems holding many people's data.
+pub const ACCESS_LOG_DAYS: u32 = 730;

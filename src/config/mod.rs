@@ -15,8 +15,8 @@ mod defaults;
 mod parse;
 
 pub use defaults::{
-    DEFAULT_DATABASE_URL, DEV_ADMIN_PASSWORD, DEV_API_KEYS, DEV_SECRET_KEY, DISCOVERY_RETRY, MIN_ADMIN_PASSWORD_CHARS,
-    MIN_API_KEY_SECRET_CHARS, MIN_SECRET_KEY_CHARS,
+    ACCESS_LOG_DAYS, DEFAULT_DATABASE_URL, DEV_ADMIN_PASSWORD, DEV_API_KEYS, DEV_SECRET_KEY, DISCOVERY_RETRY,
+    MIN_ADMIN_PASSWORD_CHARS, MIN_API_KEY_SECRET_CHARS, MIN_SECRET_KEY_CHARS,
 };
 pub use parse::{parse_api_keys, ApiKeyList};
 use parse::{parse_password_login, parse_public_url};
@@ -110,6 +110,10 @@ pub struct Config {
     /// Days kept of delivered notifications, delivery attempts, sign-in throttle rows and expired sessions; the sweeper purges older ones.
     #[arg(long, env = "YEYAK_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..))]
     pub retention_days: u32,
+
+    /// Days access records (SPEC §26) are kept; the database refuses to delete younger ones, the sweeper purges older ones.
+    #[arg(long, env = "YEYAK_ACCESS_LOG_DAYS", default_value_t = defaults::ACCESS_LOG_DAYS, value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub access_log_days: u32,
 
     /// Rows one purge statement deletes; each sweeper tick runs a few such batches per table.
     #[arg(long, env = "YEYAK_PURGE_BATCH", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]

@@ -3,6 +3,7 @@
 //! response conventions of §7.3 and the OpenAPI document. The route table
 //! itself is `crate::routes`.
 
+pub mod access_log;
 pub mod admin;
 pub mod areas;
 pub mod bookings;

@@ -106,7 +106,11 @@ async fn utilisation(state: web::Data<AppState>, _: AdminReader, req: HttpReques
     Ok(download("utilisation", period, csv::utilisation(&report)))
 }
 
-async fn bookings(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+async fn bookings(
+    state: web::Data<AppState>,
+    AdminReader(actor): AdminReader,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
     let query = RangeQuery::of(&req);
     let period = query.period(&state)?;
     let mut conn = state.read_pool.get().await.map_err(DbError::from)?;
@@ -114,5 +118,9 @@ async fn bookings(state: web::Data<AppState>, _: AdminReader, req: HttpRequest) 
         .await
         .map_err(DbError::from)?
         .ok_or_else(unknown_area)?;
+    drop(conn);
+    // Organizers named in the download (SPEC §26's "how many people").
+    let people = lines.iter().map(|l| l.organizer.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+    super::access_log::note(&state, &req, &actor, crate::privacy::Kind::BookingsCsv, None, people).await?;
     Ok(download("bookings", period, csv::bookings(&lines)))
 }

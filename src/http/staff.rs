@@ -18,6 +18,7 @@ use crate::people::commands::CREATE_STAFF;
 use crate::people::commands::UPDATE_STAFF;
 use crate::people::CreateStaff;
 use crate::people::{directory, StaffPage, StaffRecord, UpdateStaff};
+use crate::privacy::Kind;
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
@@ -62,7 +63,8 @@ pub struct ListQuery {
 
 async fn list(
     state: web::Data<AppState>,
-    _: AdminCaller,
+    AdminCaller(caller): AdminCaller,
+    req: actix_web::HttpRequest,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let cursor = query.cursor.as_deref().filter(|c| !c.is_empty());
@@ -71,6 +73,9 @@ async fn list(
     }
     let mut conn = state.pool.get().await.map_err(DbError::from)?;
     let page = directory::page(&mut conn, cursor, state.clock.now().date_naive()).await.map_err(DbError::from)?;
+    drop(conn);
+    let actor = super::access_log::key_actor(&caller);
+    super::access_log::note(&state, &req, &actor, Kind::StaffApiList, None, page.staff.len()).await?;
     Ok(HttpResponse::Ok().json(page))
 }
 

@@ -3,7 +3,8 @@
 //! older than their retention from the tables nothing else ever shrinks:
 //! idempotency records (`YEYAK_IDEMPOTENCY_RETENTION_HOURS`), expired
 //! sessions, sign-in throttle rows, delivered notifications and delivery
-//! attempt logs (`YEYAK_RETENTION_DAYS`). Each DELETE takes at
+//! attempt logs (`YEYAK_RETENTION_DAYS`), access records
+//! (`YEYAK_ACCESS_LOG_DAYS`, never earlier: the database refuses it). Each DELETE takes at
 //! most `batch` rows by their `ctid` (a TID scan, no long lock), and a tick
 //! runs at most `MAX_BATCHES` of them per table, so a backlog drains over
 //! several ticks without starving the expiry work.
@@ -24,12 +25,19 @@ pub const MAX_BATCHES: usize = 10;
 pub struct Purge {
     pub retention: Duration,
     pub idempotency_retention: Duration,
+    /// `YEYAK_ACCESS_LOG_DAYS` (SPEC §26); the database's own retention bounds it too.
+    pub access_log: Duration,
     pub batch: i64,
 }
 
 impl Default for Purge {
     fn default() -> Self {
-        Purge { retention: Duration::days(30), idempotency_retention: Duration::hours(24), batch: 1000 }
+        Purge {
+            retention: Duration::days(30),
+            idempotency_retention: Duration::hours(24),
+            access_log: crate::privacy::access::retention(crate::privacy::access::DEFAULT_DAYS),
+            batch: 1000,
+        }
     }
 }
 
@@ -43,6 +51,7 @@ pub struct Purged {
     pub address_throttle: u64,
     pub deliveries: u64,
     pub attempts: u64,
+    pub access_records: u64,
 }
 
 impl Purged {
@@ -53,6 +62,7 @@ impl Purged {
             + self.address_throttle
             + self.deliveries
             + self.attempts
+            + self.access_records
     }
 }
 
@@ -84,6 +94,7 @@ pub async fn run(conn: &mut Conn, purge: Purge, now: DateTime<Utc>) -> Result<Pu
         address_throttle: batches(conn, ADDRESS_THROTTLE, cutoff, purge.batch).await?,
         deliveries: batches(conn, DELIVERIES, cutoff, purge.batch).await?,
         attempts: batches(conn, ATTEMPTS, cutoff, purge.batch).await?,
+        access_records: batches(conn, crate::privacy::access::PURGE, now - purge.access_log, purge.batch).await?,
     })
 }
 
@@ -128,6 +139,7 @@ impl super::Sweeper {
             ("address_login_throttle", purged.address_throttle),
             ("notification_outbox", purged.deliveries),
             ("notification_attempt", purged.attempts),
+            ("access_record", purged.access_records),
         ] {
             self.metrics.purged_rows.with_label_values(&[table]).inc_by(n);
         }

@@ -27,7 +27,8 @@ use crate::web::{SignedIn, WebError};
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ical/me.ics", web::get().to(me))
         .route("/ical/rooms/{file}", web::get().to(room))
-        .route("/bookings/{file:[0-9]+\\.ics}", web::get().to(one));
+        .route("/bookings/{file:[0-9]+\\.ics}", web::get().to(one))
+        .route("/account/export.ics", web::get().to(export));
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,4 +180,27 @@ pub async fn one(
     Ok(answer(&req, &v, Some(file), || {
         crate::calendar::ics::calendar(&row.title, None, [&row.event(&site)], site.lang)
     }))
+}
+
+/// `GET /account/export.ics` (SPEC §26): every booking the signed-in person
+/// organizes, of any date (cancelled ones as `STATUS:CANCELLED`), written
+/// by the feed's writer as one download.
+pub async fn export(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    SignedIn(user): SignedIn,
+) -> Result<HttpResponse, WebError> {
+    let site = site(&state, PageI18n::of(&req).lang());
+    let digest = crate::auth::OwnerDigest::of_staff(&state.secret, &user.username);
+    let feed = Feed::Person { staff_id: user.id, digest: digest.as_str() };
+    let rows = {
+        let mut conn = state.pool.get().await.map_err(DbError::from)?;
+        feed::rows(&mut conn, feed, &Window::everything()).await?
+    };
+    let name = I18n::new(site.lang).t1("ics-calendar-mine", "name", &user.display_name);
+    Ok(HttpResponse::Ok()
+        .content_type("text/calendar; charset=utf-8")
+        .insert_header((header::CONTENT_DISPOSITION, "attachment; filename=\"yeyak-export.ics\""))
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .body(feed::render(&name, &rows, &site)))
 }

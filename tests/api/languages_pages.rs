@@ -227,6 +227,7 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
             vec![route.to_owned()]
         }
         "/admin/reports" => vec!["/admin/reports".into(), "/admin/reports?from=2026-02-30".into()],
+        "/admin/access-log" => vec!["/admin/access-log".into(), "/admin/access-log?from=2026-02-30".into()],
         "/admin/rooms/{code}" => vec!["/admin/rooms/A".into(), "/admin/rooms/NOPE".into()],
         "/admin/areas" => {
             vec!["/admin/areas".into(), "/admin/areas?created=Main".into(), "/admin/areas?updated=Main".into()]
@@ -250,7 +251,8 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
         | "/static/grid.css"
         | "/ical/me.ics"
         | "/ical/rooms/{file}"
-        | "/bookings/{file:[0-9]+\\.ics}" => return None,
+        | "/bookings/{file:[0-9]+\\.ics}"
+        | "/account/export.ics" => return None,
         "/metrics" | "/healthz" | "/readyz" | "/openapi.json" => return None,
         other => panic!("a page route this walk does not know: {other} (add its addresses here)"),
     })

@@ -214,7 +214,8 @@ async fn a_report_sends_one_statement_however_many_areas() {
         add_room(&app, json!({"code": format!("R{i}"), "name": format!("방 {i}"), "area": code})).await;
     }
     let many = (statements(utilisation).await, statements(bookings).await);
-    assert_eq!(one_area, (1, 1));
+    // bookings.csv names people: its one statement and its access record (SPEC §26).
+    assert_eq!(one_area, (1, 2));
     assert_eq!(many, one_area);
     let known: Value = json!(statements(format!("/api/admin/reports/utilisation.csv?{range}&area=area-1")).await);
     assert_eq!(known, json!(1), "one area: the same statement");

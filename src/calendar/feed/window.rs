@@ -47,6 +47,19 @@ pub struct Window {
 }
 
 impl Window {
+    /// Every date a booking can have (years 1 to 9999): a person's export.
+    pub fn everything() -> Window {
+        let from = DateTime::<Utc>::from_naive_utc_and_offset(
+            chrono::NaiveDate::from_ymd_opt(1, 1, 1).expect("a date").and_hms_opt(0, 0, 0).expect("a time"),
+            Utc,
+        );
+        let to = DateTime::<Utc>::from_naive_utc_and_offset(
+            chrono::NaiveDate::from_ymd_opt(10000, 1, 1).expect("a date").and_hms_opt(0, 0, 0).expect("a time"),
+            Utc,
+        );
+        Window { day: from, from, to }
+    }
+
     pub fn at(now: DateTime<Utc>) -> Window {
         let day = now.duration_trunc(Duration::days(1)).unwrap_or(now);
         Window { day, from: day - Duration::days(30), to: day + Duration::days(366) }

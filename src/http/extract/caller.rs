@@ -119,8 +119,9 @@ impl FromRequest for AdminCaller {
 /// `Authorization` header — the session cookie of a signed-in admin, so the
 /// links on `/admin/reports` work in a browser. Read-only GET routes only:
 /// a session is never enough for a command (those need the CSRF token of a form).
+/// It carries who reads, for the access record of a report of people.
 #[derive(Debug, Clone)]
-pub struct AdminReader;
+pub struct AdminReader(pub crate::privacy::Actor);
 
 impl FromRequest for AdminReader {
     type Error = ApiError;
@@ -129,7 +130,9 @@ impl FromRequest for AdminReader {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         if req.headers().contains_key(header::AUTHORIZATION) {
             let admin = AdminCaller::from_request(req, payload);
-            return Box::pin(async move { admin.await.map(|_| AdminReader) });
+            return Box::pin(async move {
+                admin.await.map(|AdminCaller(c)| AdminReader(crate::http::access_log::key_actor(&c)))
+            });
         }
         let state = state(req);
         let session = crate::transport::session_token(req, &state.transport);
@@ -150,7 +153,7 @@ impl FromRequest for AdminReader {
             if !user.is_admin {
                 return Err(ApiError::new(ErrorCode::Forbidden, "this report is for admins"));
             }
-            Ok(AdminReader)
+            Ok(AdminReader(crate::privacy::Actor::Staff { id: user.id, username: user.username }))
         })
     }
 }

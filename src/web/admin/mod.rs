@@ -3,6 +3,7 @@
 //! `area_form`), holiday calendars (`holidays`, their `.ics` `upload`) and
 //! the utilisation report (`reports`).
 
+pub mod access_log;
 pub mod area_form;
 pub mod areas;
 pub mod holidays;
@@ -77,6 +78,8 @@ async fn render_staff(
     let delegates = crate::people::delegation::all_delegates(&mut conn, &ids).await?;
     let keys = keys::list(&mut conn, &state.keys).await?;
     drop(conn);
+    // Every render shows the directory: each is an access record (SPEC §26).
+    access_log::note(state, req, user, crate::privacy::Kind::StaffList, None, list.len()).await?;
     let csrf = Csrf::for_render(req, state);
     let page = StaffPage {
         i18n: PageI18n::of(req),

@@ -50,6 +50,10 @@ pub(super) async fn render_detail(
         };
         (history, series)
     };
+    // An admin reading another person's booking history (SPEC §26).
+    if let Some(person) = b.organizer_staff_id.filter(|p| user.is_admin && *p != user.id) {
+        crate::web::admin::access_log::note(state, req, user, crate::privacy::Kind::History, Some(person), 1).await?;
+    }
     let csrf = Csrf::for_render(req, state);
     let (form_date, form_start, form_end) = kept
         .unwrap_or_else(|| (s.date_naive().to_string(), s.format("%H:%M").to_string(), e.format("%H:%M").to_string()));

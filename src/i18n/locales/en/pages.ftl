@@ -578,3 +578,27 @@ room-field-assigned-to = Assigned to
 room-field-assigned-to-hint = A username, for desks only; empty: anyone may book it.
 room-field-x = Position across the plan (x, 0–1)
 room-field-y = Position down the plan (y, 0–1)
+# Access records (SPEC §26)
+access-log-title = Access records
+access-log-hint = Every time an admin viewed or downloaded other people's personal data. Records cannot be changed and are removed only after their retention.
+access-log-link = See the access records
+access-log-range = From { $from }
+access-log-none = No access records in this range.
+access-log-key = API key ({ $tenant })
+access-log-col-at = When
+access-log-col-actor = Who
+access-log-col-kind = What
+access-log-col-subject = About whom
+access-log-col-address = From address
+access-log-col-people = People
+access-kind-staff-list = Staff list page
+access-kind-staff-api-list = Staff list (API)
+access-kind-bookings-csv = Bookings CSV
+access-kind-export = Personal data export
+access-kind-history = Another person's booking history
+access-kind-erase = Personal data erased
+
+account-export-heading = Download my data
+account-export-hint = Every booking you organize, as a calendar file (.ics).
+account-export-ics = Download my bookings (.ics)
+access-log-truncated = This range has more records than the newest { $count } shown here. Choose a shorter range.

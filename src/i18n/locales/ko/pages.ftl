@@ -548,3 +548,27 @@ room-field-assigned-to = 지정석 주인
 room-field-assigned-to-hint = 사용자 이름 (좌석만). 비워 두면 누구나 예약할 수 있습니다.
 room-field-x = 평면도 가로 위치 (x, 0–1)
 room-field-y = 평면도 세로 위치 (y, 0–1)
+# Access records (SPEC §26)
+access-log-title = 개인정보 접속기록
+access-log-hint = 관리자가 다른 사람의 개인정보를 조회하거나 내려받은 기록입니다. 기록은 고칠 수 없고 보존 기간이 지나야 지워집니다.
+access-log-link = 개인정보 접속기록 보기
+access-log-range = { $from } 부터
+access-log-none = 이 기간의 접속기록이 없습니다.
+access-log-key = API 키 ({ $tenant })
+access-log-col-at = 일시
+access-log-col-actor = 조회한 사람
+access-log-col-kind = 조회한 정보
+access-log-col-subject = 정보 주체
+access-log-col-address = 접속 주소
+access-log-col-people = 인원
+access-kind-staff-list = 계정 목록 화면
+access-kind-staff-api-list = 계정 목록 (API)
+access-kind-bookings-csv = 예약 내역 CSV
+access-kind-export = 개인정보 내보내기
+access-kind-history = 다른 사람의 예약 기록
+access-kind-erase = 개인정보 삭제
+
+account-export-heading = 내 데이터 내려받기
+account-export-hint = 내가 예약한 모든 예약을 달력 파일(.ics)로 내려받습니다.
+account-export-ics = 내 예약 내려받기 (.ics)
+access-log-truncated = 이 기간의 기록이 너무 많아 최근 { $count }건만 보여 줍니다. 기간을 좁혀 주세요.
