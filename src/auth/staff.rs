@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 pub use super::hashing::{hash_password, verify_password};
 use crate::db::schema::{staff_session as session, staff_user as staff};
-use crate::db::Conn;
+use crate::db::{lower, Conn};
 use crate::i18n::Lang;
 
 /// How long a sign-in lasts.
@@ -190,12 +190,6 @@ pub async fn admins_signing_in_with(conn: &mut Conn, password: &str) -> QueryRes
     .await
     .unwrap_or_default();
     Ok(matching)
-}
-
-diesel::define_sql_function! {
-    /// PostgreSQL's `lower`: usernames compare case-insensitively (SPEC
-    /// §22, §25), served by the unique index on `lower(username)`.
-    fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
 
 /// An enabled local account by username (any spelling), with its password hash. A

@@ -317,3 +317,9 @@ pub async fn establish(url: &str) -> diesel::ConnectionResult<Conn> {
     let _ = diesel::sql_query("SET lc_messages TO 'C'").execute(&mut conn).await;
     Ok(conn)
 }
+
+diesel::define_sql_function! {
+    /// PostgreSQL's `lower`: usernames compare case-insensitively (SPEC
+    /// §22, §25), served by the unique index on `lower(username)`.
+    fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}

@@ -76,12 +76,12 @@ pub fn form_room(data: &[u8]) {
 /// with `serde_urlencoded` as `web::Query` does, then what each handler
 /// computes from the date (keep in step with src/web/day.rs, week.rs and
 /// find.rs, which do it inline); and the reports' `?from=&to=`
-/// (`http::reports::RangeQuery`, `reports::domain::Period::parse`).
+/// (`http::extract::RangeQuery`, `reports::domain::Period::parse`).
 pub fn page_query(data: &[u8]) {
     let Some(query) = text(data) else { return };
     if let Ok(uri) = format!("/api/reports/utilisation?{query}").parse::<actix_web::http::Uri>() {
         let req = TestRequest::default().uri(&uri.to_string()).to_http_request();
-        let range = crate::http::reports::RangeQuery::of(&req);
+        let range = crate::http::extract::RangeQuery::of(&req);
         let today = now().with_timezone(&HOME).date_naive();
         if let Ok(period) = crate::reports::domain::Period::parse(range.from.as_deref(), range.to.as_deref(), today) {
             assert!(period.from() <= period.to(), "a period ends after it starts");

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::extract::AdminCaller;
+use super::extract::RangeQuery;
 use super::openapi::{Api, Op, Tag};
-use super::reports::RangeQuery;
 use crate::auth::Caller;
 use crate::db::DbError;
 use crate::error::ApiError;

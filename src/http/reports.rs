@@ -7,9 +7,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::db::DbError;
 use crate::error::ApiError;
-use crate::http::extract::AdminReader;
+use crate::http::extract::{AdminReader, RangeQuery};
 use crate::http::openapi::{Api, Op, Tag};
-use crate::reports::{csv, store, Period, RangeError};
+use crate::reports::{csv, store, Period};
 use crate::state::AppState;
 
 const FROM: &str = "first local date, YYYY-MM-DD (default: four weeks before `to`)";
@@ -45,42 +45,6 @@ pub fn routes(api: &mut Api) {
             .query("area", AREA, false),
         bookings,
     );
-}
-
-/// `?from=…&to=…&area=…` as typed (the first of each; other parameters
-/// ignored); [`Period::parse`] decides the range, the report whether the
-/// area exists.
-#[derive(Debug, Default)]
-pub struct RangeQuery {
-    pub from: Option<String>,
-    pub to: Option<String>,
-    pub area: Option<String>,
-}
-
-impl RangeQuery {
-    pub fn of(req: &HttpRequest) -> RangeQuery {
-        let mut q = RangeQuery::default();
-        for (name, value) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
-            let slot = match &*name {
-                "from" => &mut q.from,
-                "to" => &mut q.to,
-                "area" => &mut q.area,
-                _ => continue,
-            };
-            slot.get_or_insert_with(|| value.into_owned());
-        }
-        q
-    }
-
-    /// The area asked for; empty (the page's "every area") is none.
-    pub fn area(&self) -> Option<&str> {
-        self.area.as_deref().map(str::trim).filter(|a| !a.is_empty())
-    }
-
-    pub fn period(&self, state: &AppState) -> Result<Period, RangeError> {
-        let today = state.clock.now().with_timezone(&state.policy().timezone).date_naive();
-        Period::parse(self.from.as_deref(), self.to.as_deref(), today)
-    }
 }
 
 fn download(name: &str, period: Period, body: Vec<u8>) -> HttpResponse {

@@ -135,7 +135,14 @@ impl Command for UpdateStaff {
                 return Err(ApiError::malformed("email", "an address like name@example.com").into());
             }
         }
-        directory::set_profile(conn, id, self).await?;
+        directory::set_profile(
+            conn,
+            id,
+            self.display_name.as_deref(),
+            self.email.as_ref().map(Option::as_deref),
+            self.admin,
+        )
+        .await?;
         if let Some(lang) = self.language {
             staff::set_language(conn, id, Some(lang)).await?;
         }

@@ -11,14 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::command::CommandError;
 use crate::db::schema::{delegation, staff_user};
-use crate::db::Conn;
+use crate::db::{lower, Conn};
 use crate::error::ApiError;
-
-diesel::define_sql_function! {
-    /// PostgreSQL's `lower`: usernames compare case-insensitively (SPEC
-    /// §25), served by the unique index on `lower(username)`.
-    fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
-}
 
 /// A person as a delegation names them.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Serialize, Deserialize)]

@@ -8,10 +8,9 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde::{Deserialize, Serialize};
 
-use super::commands::UpdateStaff;
-use super::delegation::{self, lower};
+use super::delegation;
 use crate::db::schema::staff_user as staff;
-use crate::db::Conn;
+use crate::db::{lower, Conn};
 
 /// A page of the directory.
 pub const PAGE: i64 = 500;
@@ -107,16 +106,6 @@ pub async fn record_of(conn: &mut Conn, id: i64, today: NaiveDate) -> QueryResul
     Ok(with_delegates(conn, rows, today).await?.pop())
 }
 
-/// A person's id by username, any spelling, enabled or not.
-pub async fn id_of(conn: &mut Conn, username: &str) -> QueryResult<Option<i64>> {
-    staff::table
-        .filter(lower(staff::username).eq(username.to_lowercase()))
-        .select(staff::id)
-        .first(conn)
-        .await
-        .optional()
-}
-
 /// A person's id by username, their row locked for the change.
 pub async fn lock(conn: &mut Conn, username: &str) -> QueryResult<Option<i64>> {
     staff::table
@@ -128,16 +117,23 @@ pub async fn lock(conn: &mut Conn, username: &str) -> QueryResult<Option<i64>> {
         .optional()
 }
 
-/// The profile fields an admin's change gives (name, email, admin).
-pub async fn set_profile(conn: &mut Conn, id: i64, change: &UpdateStaff) -> QueryResult<()> {
-    if let Some(name) = &change.display_name {
+/// The profile fields an admin's change gives (name, email, admin); `None`
+/// leaves one as it is, `Some(None)` clears the email.
+pub async fn set_profile(
+    conn: &mut Conn,
+    id: i64,
+    display_name: Option<&str>,
+    email: Option<Option<&str>>,
+    admin: Option<bool>,
+) -> QueryResult<()> {
+    if let Some(name) = display_name {
         diesel::update(staff::table.find(id)).set(staff::display_name.eq(name.trim())).execute(conn).await?;
     }
-    if let Some(email) = &change.email {
-        let email = email.as_deref().map(str::trim).filter(|e| !e.is_empty());
+    if let Some(email) = email {
+        let email = email.map(str::trim).filter(|e| !e.is_empty());
         diesel::update(staff::table.find(id)).set(staff::email.eq(email)).execute(conn).await?;
     }
-    if let Some(admin) = change.admin {
+    if let Some(admin) = admin {
         diesel::update(staff::table.find(id)).set(staff::is_admin.eq(admin)).execute(conn).await?;
     }
     Ok(())

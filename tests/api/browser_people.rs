@@ -2,11 +2,10 @@
 //! axe-core: the account page with delegates, the day page's "for" choice,
 //! the staff page's delegates form and a struck series' restore page.
 
-use chrono::{Duration, DurationRound};
+use chrono::Duration;
 use fantoccini::Locator;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use yeyak::clock::Clock;
 
 use crate::browser::{assert_accessible, browser, chromedriver, screenshot, sign_in};
 use crate::helpers::*;
@@ -24,28 +23,7 @@ async fn the_people_pages_pass_axe_in_both_languages() {
         kim.post("/account/delegates", &[("username", ADMIN_USER), ("csrf_token", &account.field("csrf_token"))]).await;
     assert_eq!(named.status, StatusCode::OK);
     // A series struck for no-shows, organized by the admin.
-    add_room(&app, json!({"code": "K", "name": "K", "area": "체크인", "checkInRequired": true})).await;
-    let t = app.clock.now().duration_trunc(Duration::hours(1)).unwrap() + Duration::hours(2);
-    let local = t.with_timezone(&chrono_tz::Asia::Seoul);
-    let page = admin.get(&format!("/rooms?date={}", local.date_naive())).await;
-    let booked = admin
-        .post(
-            "/bookings",
-            &[
-                ("title", "주간 회의"),
-                ("date", &local.date_naive().to_string()),
-                ("start", &local.format("%H:%M").to_string()),
-                ("end", &(local + Duration::hours(1)).format("%H:%M").to_string()),
-                ("rooms", "K"),
-                ("repeat", "weekly"),
-                ("repeat_until", &(local + Duration::weeks(5)).date_naive().to_string()),
-                ("csrf_token", &page.field("csrf_token")),
-                ("idempotency_key", &page.field("idempotency_key")),
-            ],
-        )
-        .await;
-    assert_eq!(booked.status, StatusCode::SEE_OTHER, "{}", booked.html);
-    let series: i64 = app.count("SELECT max(id) FROM booking_series").await;
+    let (series, t) = crate::strikes::weekly_series_by_form(&app, &admin, 5).await;
     app.clock.set(t + Duration::weeks(2) + Duration::minutes(20));
     let res = app
         .request(Method::POST, "/api/admin/sweep", ADMIN, Some("ops"))

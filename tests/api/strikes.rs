@@ -33,6 +33,34 @@ async fn weekly_series(app: &TestApp, count: u32) -> (i64, DateTime<Utc>) {
     (body["series"]["id"].as_i64().unwrap(), t)
 }
 
+/// Adds the check-in room `K` and books a weekly hour in it through the
+/// day page's form as `who`, from the next whole hour two hours ahead for
+/// `weeks` more weeks; returns the series and its first start.
+pub(crate) async fn weekly_series_by_form(app: &TestApp, who: &Browser<'_>, weeks: i64) -> (i64, DateTime<Utc>) {
+    add_room(app, json!({"code": "K", "name": "K", "area": "체크인", "checkInRequired": true})).await;
+    let t = app.clock.now().duration_trunc(Duration::hours(1)).unwrap() + Duration::hours(2);
+    let local = t.with_timezone(&chrono_tz::Asia::Seoul);
+    let page = who.get(&format!("/rooms?date={}", local.date_naive())).await;
+    let booked = who
+        .post(
+            "/bookings",
+            &[
+                ("title", "주간 회의"),
+                ("date", &local.date_naive().to_string()),
+                ("start", &local.format("%H:%M").to_string()),
+                ("end", &(local + Duration::hours(1)).format("%H:%M").to_string()),
+                ("rooms", "K"),
+                ("repeat", "weekly"),
+                ("repeat_until", &(local + Duration::weeks(weeks)).date_naive().to_string()),
+                ("csrf_token", &page.field("csrf_token")),
+                ("idempotency_key", &page.field("idempotency_key")),
+            ],
+        )
+        .await;
+    assert_eq!(booked.status, StatusCode::SEE_OTHER, "{}", booked.html);
+    (app.count("SELECT max(id) FROM booking_series").await, t)
+}
+
 async fn sweep(app: &TestApp) {
     let res = app
         .request(Method::POST, "/api/admin/sweep", ADMIN, Some("ops"))
@@ -151,28 +179,7 @@ async fn two_processes_strike_a_series_once() {
     let admin = Browser::new(&first);
     admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
     let (_, kim) = add_person_signed_in(&first, &admin, "kim", "김민지").await;
-    add_room(&first, json!({"code": "K", "name": "K", "area": "체크인", "checkInRequired": true})).await;
-    let t = first.clock.now().duration_trunc(Duration::hours(1)).unwrap() + Duration::hours(2);
-    let local = t.with_timezone(&chrono_tz::Asia::Seoul);
-    let page = kim.get(&format!("/rooms?date={}", local.date_naive())).await;
-    let booked = kim
-        .post(
-            "/bookings",
-            &[
-                ("title", "주간 회의"),
-                ("date", &local.date_naive().to_string()),
-                ("start", &local.format("%H:%M").to_string()),
-                ("end", &(local + Duration::hours(1)).format("%H:%M").to_string()),
-                ("rooms", "K"),
-                ("repeat", "weekly"),
-                ("repeat_until", &(local + Duration::weeks(9)).date_naive().to_string()),
-                ("csrf_token", &page.field("csrf_token")),
-                ("idempotency_key", &page.field("idempotency_key")),
-            ],
-        )
-        .await;
-    assert_eq!(booked.status, StatusCode::SEE_OTHER, "{}", booked.html);
-    let series: i64 = first.count("SELECT max(id) FROM booking_series").await;
+    let (series, t) = weekly_series_by_form(&first, &kim, 9).await;
     assert_eq!(statuses(&first, series).await.len(), 10);
     // Three weeks of no-shows fall due at once; both processes sweep together.
     let later = t + Duration::weeks(2) + Duration::minutes(20);

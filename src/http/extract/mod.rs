@@ -5,9 +5,11 @@
 mod caller;
 mod command;
 mod json;
+mod range;
 
 pub use caller::{
     authenticate_first, bearer, AdminCaller, AdminReader, ApiCaller, MaybeOwner, Owner, Reading, OWNER_HEADER,
 };
 pub use command::{AdminCommand, ApiCommand, IdemKey};
 pub use json::{rfc3339, ApiJson, JSON_LIMIT};
+pub use range::RangeQuery;

@@ -9,7 +9,7 @@ use chrono_tz::Tz;
 
 use crate::auth::staff::StaffUser;
 use crate::db::DbError;
-use crate::http::reports::RangeQuery;
+use crate::http::extract::RangeQuery;
 use crate::privacy::access::{self, Access, AccessRecord, Actor, Kind};
 use crate::state::AppState;
 use crate::web::language::PageI18n;

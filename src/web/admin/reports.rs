@@ -9,7 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
 use crate::db::DbError;
-use crate::http::reports::RangeQuery;
+use crate::http::extract::RangeQuery;
 use crate::reports::domain::{percent, AreaHours, Utilisation};
 use crate::reports::{chart, store, Period, RoomUse};
 use crate::state::AppState;

@@ -117,12 +117,13 @@ pub async fn move_booking(
 ) -> Result<HttpResponse, WebError> {
     let id = id.into_inner();
     // The new times are read in the booking's area's zone.
-    let tz = load(&state, id).await?.zone(state.policy().timezone);
+    let before = load(&state, id).await?;
+    let tz = before.zone(state.policy().timezone);
     let attempt = async {
         let change =
             move_to::Change { range: form_range(tz, &form)?, title: None, expected_version: None, rooms: None };
         let key = form_key(&form)?;
-        let principal = acting::for_booking_id(&state, &user, id).await?;
+        let principal = acting::for_booking(&state, &user, &before).await?;
         state.pipeline.run(&principal, Some(key), &MoveBooking { id, change }).await
     };
     match attempt.await {
