@@ -104,6 +104,10 @@ error_codes!(
     DeskAssigned,
     /// A floor plan that is not a whole PNG, JPEG or WebP image within the limits (SPEC §28).
     InvalidImage,
+    /// The person was erased already (SPEC §26).
+    AlreadyErased,
+    /// The break-glass admin (`YEYAK_ADMIN_USER`) is never erased (SPEC §26).
+    BreakGlassAccount,
     DatabaseUnavailable,
     Internal,
 );
@@ -164,7 +168,9 @@ impl ErrorCode {
             | SeriesNotStruck
             | UidConflict
             | DeskAlreadyBooked
-            | DeskAssigned => StatusCode::CONFLICT,
+            | DeskAssigned
+            | AlreadyErased
+            | BreakGlassAccount => StatusCode::CONFLICT,
             HoldExpired | OfferExpired => StatusCode::GONE,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -52,6 +52,7 @@ pub static ALL: &[&Operation] = &[
     &crate::people::commands::ADD_DELEGATE,
     &crate::people::commands::REMOVE_DELEGATE,
     &crate::people::commands::UPDATE_STAFF,
+    &crate::privacy::erase::ERASE_STAFF,
     &crate::auth::away::ADD,
     &crate::calendar::token::ROTATE,
     &crate::dav::put::PUT,

@@ -64,6 +64,7 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/admin/staff/{id}/enable", web::post().to(ui::admin::enable_staff))
         .route("/admin/staff/{id}/password", web::post().to(ui::admin::reset_password))
         .route("/admin/staff/{id}/delegates", web::post().to(ui::admin::set_delegates))
+        .route("/admin/staff/{username}/erase", web::post().to(ui::admin::erase_staff))
         .route("/admin/keys", web::post().to(ui::admin::add_key))
         .route("/admin/keys/{id}/revoke", web::post().to(ui::admin::revoke_key))
         .route("/account", web::get().to(ui::account::account))

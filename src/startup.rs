@@ -160,6 +160,8 @@ pub async fn build_with_clock(mut config: Config, clock: Arc<dyn Clock>) -> Resu
                 retention: Duration::days(i64::from(config.retention_days)),
                 idempotency_retention: Duration::hours(i64::from(config.idempotency_retention_hours)),
                 access_log: crate::privacy::access::retention(config.access_log_days),
+                personal_data: (config.personal_data_days > 0)
+                    .then(|| Duration::days(i64::from(config.personal_data_days))),
                 batch: i64::from(config.purge_batch),
             })
             .with_reminders(policy.reminder_ahead),

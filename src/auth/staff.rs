@@ -75,6 +75,8 @@ pub struct StaffEntry {
     /// Where they sign in: `local`, `oidc` or `ldap` (SPEC §16).
     pub source: String,
     pub last_sign_in: Option<DateTime<Utc>>,
+    /// The break-glass admin of `YEYAK_ADMIN_USER`, which no erase touches.
+    pub break_glass: bool,
 }
 
 /// The `password_hash` of an account without a local password (company
@@ -112,7 +114,14 @@ pub async fn create(
 pub async fn list(conn: &mut Conn) -> QueryResult<Vec<StaffEntry>> {
     staff::table
         .order(staff::username)
-        .select((COLUMNS, staff::email, staff::disabled_at.is_not_null(), staff::source, staff::last_sign_in_at))
+        .select((
+            COLUMNS,
+            staff::email,
+            staff::disabled_at.is_not_null(),
+            staff::source,
+            staff::last_sign_in_at,
+            staff::configured_password_hash.is_not_null(),
+        ))
         .load(conn)
         .await
 }

@@ -262,6 +262,17 @@ impl Principal {
     pub fn acting_for(&self) -> Option<&str> {
         self.behalf.as_ref().map(|b| b.person_name.as_str())
     }
+
+    /// The account the history's actor names (the delegate, when one acts),
+    /// so an erase renames exactly that person's entries (SPEC §26).
+    pub fn actor_staff_id(&self) -> Option<i64> {
+        self.behalf.as_ref().map(|b| b.delegate_id).or_else(|| self.staff_id())
+    }
+
+    /// The account of [`Principal::acting_for`].
+    pub fn acting_for_staff_id(&self) -> Option<i64> {
+        self.behalf.as_ref().and(self.staff_id())
+    }
 }
 
 #[cfg(test)]

@@ -115,6 +115,10 @@ pub struct Config {
     #[arg(long, env = "YEYAK_ACCESS_LOG_DAYS", default_value_t = defaults::ACCESS_LOG_DAYS, value_parser = clap::value_parser!(u32).range(1..=36_500))]
     pub access_log_days: u32,
 
+    /// Days personal data of a booking is kept after it ends (SPEC §26): then the sweeper takes its title and organizer name; 0 keeps them.
+    #[arg(long, env = "YEYAK_PERSONAL_DATA_DAYS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=36_500))]
+    pub personal_data_days: u32,
+
     /// Rows one purge statement deletes; each sweeper tick runs a few such batches per table.
     #[arg(long, env = "YEYAK_PURGE_BATCH", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub purge_batch: u32,

@@ -28,6 +28,8 @@ pub struct Asked {
     pub title: Title,
     pub range: TimeRange,
     pub recurrence: Option<Recurrence>,
+    /// `CLASS:PRIVATE` or `CONFIDENTIAL` (SPEC §26).
+    pub private: bool,
 }
 
 /// What an event asks, as the `PUT` read it.
@@ -194,7 +196,7 @@ impl Request<'_> {
         asked: &Asked,
     ) -> Result<Booked, CommandError> {
         let same_rooms = asked.rooms.codes() == b.rooms.as_slice();
-        if same_rooms && asked.range == b.time() && asked.title.as_str() == b.title {
+        if same_rooms && asked.range == b.time() && asked.title.as_str() == b.title && asked.private == b.private {
             return Ok(Booked {
                 reservation_id: Some(b.id),
                 series_id: None,
@@ -207,6 +209,7 @@ impl Request<'_> {
             title: (asked.title.as_str() != b.title).then(|| asked.title.clone()),
             expected_version: None,
             rooms: (!same_rooms).then(|| asked.rooms.clone()),
+            private: (asked.private != b.private).then_some(asked.private),
         };
         let command = MoveBooking { id: b.id, change };
         match attempt(conn, async |conn| command.run(conn, ctx).await).await? {
@@ -331,6 +334,7 @@ async fn apply_exceptions(
                 title: None,
                 expected_version: None,
                 rooms: None,
+                private: None,
             };
             MoveBooking { id: current.id, change }.run(conn, ctx).await?;
         }

@@ -182,6 +182,7 @@ async fn asked_of(door: &Door<'_>, inv: &Invitation) -> Result<Option<Result<Ask
             title: title_of(door.lang, inv)?,
             range: TimeRange::new(inv.starts_at, inv.ends_at)?,
             recurrence: inv.rrule.as_deref().map(|r| Recurrence::parse(r, tz)).transpose()?,
+            private: inv.private,
         })
     })();
     Ok(Some(asked))

@@ -85,6 +85,7 @@ diesel::table! {
         booked_by -> Nullable<Int8>,
         released_until -> Nullable<Timestamptz>,
         private -> Bool,
+        anonymised_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -107,6 +108,7 @@ diesel::table! {
         struck_at -> Nullable<Timestamptz>,
         restored_at -> Nullable<Timestamptz>,
         private -> Bool,
+        anonymised_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -121,6 +123,8 @@ diesel::table! {
         /// The writing transaction's id (CalDAV sync tokens, `dav::sync`).
         txid -> Int8,
         actor_for -> Nullable<Text>,
+        actor_staff_id -> Nullable<Int8>,
+        actor_for_staff_id -> Nullable<Int8>,
     }
 }
 
@@ -303,6 +307,7 @@ diesel::table! {
         last_sign_in_at -> Nullable<Timestamptz>,
         language -> Nullable<Text>,
         time_zone -> Nullable<Text>,
+        erased_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -118,6 +118,8 @@ pub async fn record(
             booking_event::action.eq(action.as_str()),
             booking_event::actor.eq(actor.name()),
             booking_event::actor_for.eq(actor.acting_for()),
+            booking_event::actor_staff_id.eq(actor.actor_staff_id()),
+            booking_event::actor_for_staff_id.eq(actor.acting_for_staff_id()),
             booking_event::changes.eq(changes.into_value()),
         ))
         .execute(conn)
@@ -140,8 +142,8 @@ pub async fn record_many(
     }
     let (ids, changes): (Vec<i64>, Vec<Value>) = events.into_iter().map(|(id, c)| (id, c.into_value())).unzip();
     diesel::sql_query(
-        "INSERT INTO booking_event (reservation_id, at, action, actor, changes, actor_for)
-         SELECT id, $2, $3, $4, changes, $6 FROM unnest($1, $5) AS e(id, changes)",
+        "INSERT INTO booking_event (reservation_id, at, action, actor, changes, actor_for, actor_staff_id, actor_for_staff_id)
+         SELECT id, $2, $3, $4, changes, $6, $7, $8 FROM unnest($1, $5) AS e(id, changes)",
     )
     .bind::<Array<Int8>, _>(ids)
     .bind::<Timestamptz, _>(at)
@@ -149,6 +151,8 @@ pub async fn record_many(
     .bind::<Text, _>(actor.name())
     .bind::<Array<Jsonb>, _>(changes)
     .bind::<Nullable<Text>, _>(actor.acting_for())
+    .bind::<Nullable<Int8>, _>(actor.actor_staff_id())
+    .bind::<Nullable<Int8>, _>(actor.acting_for_staff_id())
     .cached()
     .execute(conn)
     .await?;

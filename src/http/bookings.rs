@@ -339,6 +339,8 @@ pub struct MoveBody {
     pub ends_at: DateTime<Utc>,
     pub title: Option<String>,
     pub expected_version: Option<i32>,
+    /// Private from now on, or not (SPEC §26); absent: as it was.
+    pub private: Option<bool>,
 }
 
 async fn move_booking(
@@ -352,6 +354,7 @@ async fn move_booking(
         title: body.title.as_deref().map(Title::parse).transpose()?,
         expected_version: body.expected_version,
         rooms: None,
+        private: body.private,
     };
     let command = MoveBooking { id: id.into_inner(), change };
     run(&state.pipeline, &cmd.principal, cmd.key, &command).await

@@ -18,7 +18,8 @@ use crate::people::commands::CREATE_STAFF;
 use crate::people::commands::UPDATE_STAFF;
 use crate::people::CreateStaff;
 use crate::people::{directory, StaffPage, StaffRecord, UpdateStaff};
-use crate::privacy::Kind;
+use crate::privacy::erase::ERASE_STAFF;
+use crate::privacy::{EraseStaff, Erased, Kind};
 use crate::state::AppState;
 
 pub fn routes(api: &mut Api) {
@@ -52,6 +53,17 @@ pub fn routes(api: &mut Api) {
             .errors(&[NotFound])
             .runs(&UPDATE_STAFF),
         update,
+    )
+    .route(
+        Method::POST,
+        "/admin/staff/{username}/erase",
+        Op::new::<Erased>(Tag::Admin, "eraseStaff", "erase a person: anonymised, future bookings cancelled", 200)
+            .admin()
+            .owner_optional()
+            .idempotent(true)
+            .errors(&[NotFound, AlreadyErased, BreakGlassAccount])
+            .runs(&ERASE_STAFF),
+        erase,
     );
 }
 
@@ -175,4 +187,21 @@ async fn update(
         delegates: body.delegates,
     };
     run(&state.pipeline, &cmd.principal, key, &command).await
+}
+
+/// `POST /api/admin/staff/{username}/erase` (SPEC §26): one transaction,
+/// which is its own access record.
+async fn erase(
+    state: web::Data<AppState>,
+    AdminCommand(cmd): AdminCommand,
+    req: actix_web::HttpRequest,
+    username: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let key = cmd.required_key()?;
+    let command = EraseStaff {
+        username: username.into_inner(),
+        actor: super::access_log::key_actor(&cmd.caller),
+        address: state.transport.client_ip(&req),
+    };
+    run(&state.pipeline, &cmd.principal, Some(key), &command).await
 }

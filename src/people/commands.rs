@@ -192,6 +192,9 @@ impl Command for CreateStaff {
     async fn run(&self, conn: &mut Conn, ctx: &Ctx<'_>) -> Result<StaffRecord, CommandError> {
         // Every door's guard: a display name is shown in pages, feeds and mail.
         crate::text::ensure_plain("displayName", &self.display_name).map_err(CommandError::Invalid)?;
+        if self.username.to_ascii_lowercase().starts_with(crate::privacy::erase::ERASED_PREFIX) {
+            return Err(ApiError::malformed("username", "erased- names are kept for erased people").into());
+        }
         let (u, d, e) = (&self.username, &self.display_name, self.email.as_deref());
         let Some(created) = staff::create(conn, u, d, e, &self.password_hash, self.is_admin).await? else {
             return Err(ApiError::new(crate::error::ErrorCode::UsernameTaken, "a person with this username exists")

@@ -115,6 +115,7 @@ fn diff(before: &Booking, after: &Booking) -> Changes {
         .diff("endsAt", before.ends_at, after.ends_at)
         .diff("status", before.status, after.status)
         .diff("checkedInAt", before.checked_in_at, after.checked_in_at)
+        .diff("private", before.private, after.private)
 }
 
 /// What kind of change turned `before` into `after`.

@@ -4,7 +4,9 @@
 //! idempotency records (`YEYAK_IDEMPOTENCY_RETENTION_HOURS`), expired
 //! sessions, sign-in throttle rows, delivered notifications and delivery
 //! attempt logs (`YEYAK_RETENTION_DAYS`), access records
-//! (`YEYAK_ACCESS_LOG_DAYS`, never earlier: the database refuses it). Each DELETE takes at
+//! (`YEYAK_ACCESS_LOG_DAYS`, never earlier: the database refuses it); and
+//! bookings that ended more than `YEYAK_PERSONAL_DATA_DAYS` ago lose their
+//! title and organizer name (`privacy::retention`). Each DELETE takes at
 //! most `batch` rows by their `ctid` (a TID scan, no long lock), and a tick
 //! runs at most `MAX_BATCHES` of them per table, so a backlog drains over
 //! several ticks without starving the expiry work.
@@ -27,6 +29,8 @@ pub struct Purge {
     pub idempotency_retention: Duration,
     /// `YEYAK_ACCESS_LOG_DAYS` (SPEC §26); the database's own retention bounds it too.
     pub access_log: Duration,
+    /// `YEYAK_PERSONAL_DATA_DAYS` (SPEC §26); none keeps names for ever.
+    pub personal_data: Option<Duration>,
     pub batch: i64,
 }
 
@@ -36,6 +40,7 @@ impl Default for Purge {
             retention: Duration::days(30),
             idempotency_retention: Duration::hours(24),
             access_log: crate::privacy::access::retention(crate::privacy::access::DEFAULT_DAYS),
+            personal_data: None,
             batch: 1000,
         }
     }
@@ -52,6 +57,8 @@ pub struct Purged {
     pub deliveries: u64,
     pub attempts: u64,
     pub access_records: u64,
+    /// Bookings that lost title and organizer name (not deleted).
+    pub anonymised: u64,
 }
 
 impl Purged {
@@ -63,6 +70,7 @@ impl Purged {
             + self.deliveries
             + self.attempts
             + self.access_records
+            + self.anonymised
     }
 }
 
@@ -95,6 +103,10 @@ pub async fn run(conn: &mut Conn, purge: Purge, now: DateTime<Utc>) -> Result<Pu
         deliveries: batches(conn, DELIVERIES, cutoff, purge.batch).await?,
         attempts: batches(conn, ATTEMPTS, cutoff, purge.batch).await?,
         access_records: batches(conn, crate::privacy::access::PURGE, now - purge.access_log, purge.batch).await?,
+        anonymised: match purge.personal_data {
+            Some(days) => crate::privacy::retention::run(conn, now - days, now, purge.batch, MAX_BATCHES).await?,
+            None => 0,
+        },
     })
 }
 
@@ -140,6 +152,7 @@ impl super::Sweeper {
             ("notification_outbox", purged.deliveries),
             ("notification_attempt", purged.attempts),
             ("access_record", purged.access_records),
+            ("reservation", purged.anonymised),
         ] {
             self.metrics.purged_rows.with_label_values(&[table]).inc_by(n);
         }

@@ -66,6 +66,7 @@ pub const FORM_ROUTES: &[&str] = &[
     "/admin/staff/{id}/disable",
     "/admin/staff/{id}/enable",
     "/admin/staff/{id}/password",
+    "/admin/staff/{username}/erase",
     "/admin/staff/{id}/delegates",
     "/admin/keys",
     "/admin/keys/{id}/revoke",

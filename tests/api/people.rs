@@ -10,13 +10,20 @@ use crate::caldav::{invite, Dav};
 use crate::helpers::*;
 use crate::web::{tomorrow, Browser, Page, ADMIN_PASSWORD, ADMIN_USER};
 
-async fn name_delegate(person: &Browser<'_>, delegate: &str) -> Page {
+pub(crate) async fn name_delegate(person: &Browser<'_>, delegate: &str) -> Page {
     let account = person.get("/account").await;
     person.post("/account/delegates", &[("username", delegate), ("csrf_token", &account.field("csrf_token"))]).await
 }
 
 /// Books from the day page's form for `for_username`.
-async fn book_for(b: &Browser<'_>, date: &str, title: &str, start: &str, end: &str, for_username: &str) -> Page {
+pub(crate) async fn book_for(
+    b: &Browser<'_>,
+    date: &str,
+    title: &str,
+    start: &str,
+    end: &str,
+    for_username: &str,
+) -> Page {
     let page = b.get(&format!("/rooms?date={date}")).await;
     let (csrf, key) = (page.field("csrf_token"), page.field("idempotency_key"));
     b.post(

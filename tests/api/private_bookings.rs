@@ -146,3 +146,37 @@ async fn a_calendar_app_marks_an_event_private_with_class() {
         .await;
     assert!(!list.to_string().contains("SECRET"), "{list}");
 }
+
+#[tokio::test]
+async fn a_booking_becomes_private_and_public_again_by_its_organizer() {
+    let app = TestApp::spawn().await;
+    let soon = app.clock.now().duration_trunc(Duration::hours(1)).unwrap() + Duration::hours(2);
+    let (starts, ends) = (soon.to_rfc3339(), (soon + Duration::minutes(30)).to_rfc3339());
+    let body = booking(API_SECRET, &["A"], &starts, &ends);
+    let (status, created) = crate::helpers::body(app.create_booking(TENANT_ONE, "alice", "m1", &body).await).await;
+    assert_eq!((status, created["private"].as_bool()), (StatusCode::CREATED, Some(false)), "{created}");
+    let id = created["id"].as_i64().unwrap();
+    let read_by_bob = || async {
+        let res =
+            app.request(Method::GET, &format!("/api/bookings/{id}"), TENANT_ONE, Some("bob")).send().await.unwrap();
+        crate::helpers::body(res).await.1
+    };
+    assert_eq!(read_by_bob().await["title"], API_SECRET);
+
+    let private = json!({"startsAt": starts, "endsAt": ends, "private": true});
+    let (status, moved) = crate::helpers::body(app.move_booking(TENANT_ONE, "alice", id, None, &private).await).await;
+    assert_eq!((status, moved["private"].as_bool()), (StatusCode::OK, Some(true)), "{moved}");
+    hides("another owner's read", &read_by_bob().await.to_string());
+    // Another owner may not change it back; its organizer may.
+    let public = json!({"startsAt": starts, "endsAt": ends, "private": false});
+    let (status, _) = crate::helpers::body(app.move_booking(TENANT_ONE, "bob", id, None, &public).await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    hides("after a refused change", &read_by_bob().await.to_string());
+    let (status, _) = crate::helpers::body(app.move_booking(TENANT_ONE, "alice", id, None, &public).await).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(read_by_bob().await["title"], API_SECRET);
+    let (_, history) = app.get_json(&format!("/api/bookings/{id}/history"), ADMIN).await;
+    let changes: Vec<&Value> = history["events"].as_array().unwrap().iter().map(|e| &e["changes"]["private"]).collect();
+    assert_eq!(changes[1]["after"], true, "{history}");
+    assert_eq!(changes[2]["after"], false, "{history}");
+}

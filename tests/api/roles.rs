@@ -87,6 +87,7 @@ const EXPECTED: &[(&str, &[Role])] = &[
     ("staff.reset_password", &[Admin]),
     // §25: admins change a person over JSON and on /admin/staff (delegates too).
     ("staff.update", &[Admin]),
+    ("staff.erase", &[Admin]),
     // §25: a person names and removes their own delegates on /account.
     ("staff.add_delegate", &[Staff, Admin]),
     ("staff.remove_delegate", &[Staff, Admin]),

@@ -1,4 +1,5 @@
-//! `booking.move`: new times (and optionally a new title or other rooms)
+//! `booking.move`: new times (and optionally a new title, other rooms or
+//! another privacy, SPEC §26)
 //! for a live booking, re-checked like a new one. Each room copy is
 //! replaced in room order; the deleted old copy no longer counts, so a move
 //! never conflicts with its own old time. Other rooms (a calendar app's
@@ -31,6 +32,9 @@ pub struct Change {
     /// Other rooms (absent: the booking keeps its rooms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rooms: Option<RequestedRooms>,
+    /// Private or not from now on (absent: as it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub private: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -72,6 +76,7 @@ async fn move_to(conn: &mut Conn, id: i64, change: &Change, ctx: &Ctx<'_>) -> Re
     diesel::update(reservation::table.find(id))
         .set((
             reservation::title.eq(&title),
+            reservation::private.eq(change.private.unwrap_or(before.private)),
             reservation::starts_at.eq(change.range.starts_at()),
             reservation::ends_at.eq(change.range.ends_at()),
             reservation::status.eq(status.as_str()),

@@ -244,6 +244,35 @@ pub async fn set_delegates(
     }
 }
 
+/// `POST /admin/staff/{username}/erase` (`confirm`: the username typed
+/// again), SPEC §26: the same command as the JSON route.
+pub async fn erase_staff(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    username: web::Path<String>,
+    AdminForm(StaffForm { user, form }): AdminForm,
+) -> Result<HttpResponse, WebError> {
+    let i18n = PageI18n::of(&req);
+    let username = username.into_inner();
+    if !form.get("confirm").trim().eq_ignore_ascii_case(&username) {
+        let message = Notice::error(i18n.t1("staff-refused-erase-confirm", "username", username.as_str()));
+        return render_staff(&state, &req, &user, Some(message), None, StatusCode::BAD_REQUEST).await;
+    }
+    let command = crate::privacy::EraseStaff {
+        username: username.clone(),
+        actor: access_log::actor(&user),
+        address: state.transport.client_ip(&req),
+    };
+    let (message, status) = match state.pipeline.run(&super::principal(&state, &user), None, &command).await {
+        Ok(erased) => (
+            Notice::ok(i18n.t2("staff-erased", "username", username.as_str(), "erased", erased.username.as_str())),
+            StatusCode::OK,
+        ),
+        Err(err) => (Notice::error(crate::web::pages::refusal(&i18n, &err)), crate::web::form::status_of(&err)),
+    };
+    render_staff(&state, &req, &user, Some(message), None, status).await
+}
+
 /// `POST /admin/staff/{id}/password`: an admin sets a new password; every
 /// session of that person ends (the admin's own too, if it is theirs).
 pub async fn reset_password(
@@ -343,6 +372,12 @@ pub struct StaffPage {
 }
 
 impl StaffPage {
+    /// Whether the page offers to erase `s`: not oneself, not the
+    /// break-glass admin, not someone erased already.
+    pub fn erasable(&self, s: &crate::auth::staff::StaffEntry) -> bool {
+        s.user.id != self.me && !s.break_glass && !s.user.username.starts_with(crate::privacy::erase::ERASED_PREFIX)
+    }
+
     /// A person's delegates as the form shows them: `kim, lee`.
     pub fn delegates_of(&self, id: &i64) -> String {
         self.delegates.iter().find(|(p, _)| p == id).map(|(_, d)| d.join(", ")).unwrap_or_default()

@@ -120,8 +120,13 @@ pub async fn move_booking(
     let before = load(&state, id).await?;
     let tz = before.zone(state.policy().timezone);
     let attempt = async {
-        let change =
-            move_to::Change { range: form_range(tz, &form)?, title: None, expected_version: None, rooms: None };
+        let change = move_to::Change {
+            range: form_range(tz, &form)?,
+            title: None,
+            expected_version: None,
+            rooms: None,
+            private: None,
+        };
         let key = form_key(&form)?;
         let principal = acting::for_booking(&state, &user, &before).await?;
         state.pipeline.run(&principal, Some(key), &MoveBooking { id, change }).await

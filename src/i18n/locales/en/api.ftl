@@ -135,3 +135,5 @@ api-UID_CONFLICT = This UID belongs to another event.
 api-DESK_ALREADY_BOOKED = You already have a desk for that half day.
 api-DESK_ASSIGNED = This desk is assigned to someone who is not away that day.
 api-INVALID_IMAGE = The plan must be a whole PNG, JPEG or WebP image of at most 8,000 × 8,000 pixels.
+api-ALREADY_ERASED = This person was erased already; there is nothing left to erase.
+api-BREAK_GLASS_ACCOUNT = The break-glass administrator set by YEYAK_ADMIN_USER cannot be erased.

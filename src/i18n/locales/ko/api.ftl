@@ -127,3 +127,5 @@ api-UID_CONFLICT = 이 UID는 이미 다른 일정이 쓰고 있습니다.
 api-DESK_ALREADY_BOOKED = 그 반나절에는 이미 예약한 좌석이 있습니다.
 api-DESK_ASSIGNED = 지정석입니다. 주인이 자리를 비우는 날에만 예약할 수 있습니다.
 api-INVALID_IMAGE = 평면도는 8,000 × 8,000 픽셀 이하의 온전한 PNG, JPEG 또는 WebP 그림이어야 합니다.
+api-ALREADY_ERASED = 이미 삭제된 사용자입니다. 더 지울 것이 없습니다.
+api-BREAK_GLASS_ACCOUNT = YEYAK_ADMIN_USER로 정한 비상용 관리자 계정은 삭제할 수 없습니다.
