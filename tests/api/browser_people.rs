@@ -52,7 +52,9 @@ async fn the_people_pages_pass_axe_in_both_languages() {
             assert_accessible(&c, &format!("day page with the for choice ({lang})")).await;
             c.goto(&app.url(&format!("/admin/staff?lang={lang}"))).await?;
             c.find(Locator::Css("input[name=delegates]")).await?;
-            assert_accessible(&c, &format!("staff page with delegates ({lang})")).await;
+            c.find(Locator::Css("form[action='/admin/staff/kim/erase'] input[name=confirm]")).await?;
+            assert_accessible(&c, &format!("staff page with delegates and erase ({lang})")).await;
+            screenshot(&c, &format!("staff-erase-{lang}")).await;
             c.goto(&app.url(&format!("/series/{series}/restore?lang={lang}"))).await?;
             c.find(Locator::Css(&format!("form[action='/series/{series}/restore'] button"))).await?;
             assert_accessible(&c, &format!("restore page ({lang})")).await;
