@@ -35,6 +35,7 @@ mod desks;
 mod disabling_ends_credentials;
 mod display;
 mod drills;
+mod export;
 mod forms;
 mod forwarded_headers;
 mod fuzz;
