@@ -68,6 +68,7 @@ fn page_routes(cfg: &mut ServiceConfig) {
         .route("/admin/keys", web::post().to(ui::admin::add_key))
         .route("/admin/keys/{id}/revoke", web::post().to(ui::admin::revoke_key))
         .route("/account", web::get().to(ui::account::account))
+        .route("/account/export", web::get().to(ui::account::export_json))
         .route("/account/password", web::post().to(ui::account::change_password))
         .route("/account/calendar-token", web::post().to(ui::account::rotate_calendar_token))
         .route("/account/language", web::post().to(ui::account::choose_language))

@@ -1,9 +1,11 @@
 //! Staff administration over JSON (SPEC §25): the directory in pages, a new
 //! local account, a change of a person — admin keys only, the same commands
-//! as `/admin/staff`, writes with `Idempotency-Key`.
+//! as `/admin/staff`, writes with `Idempotency-Key` — and a person's export
+//! (SPEC §26), recorded as an access record before it is answered.
 
-use actix_web::http::Method;
+use actix_web::http::{header, Method};
 use actix_web::{web, HttpResponse};
+use futures_util::StreamExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -19,6 +21,7 @@ use crate::people::commands::UPDATE_STAFF;
 use crate::people::CreateStaff;
 use crate::people::{directory, StaffPage, StaffRecord, UpdateStaff};
 use crate::privacy::erase::ERASE_STAFF;
+use crate::privacy::export::{self, PersonalExport};
 use crate::privacy::{EraseStaff, Erased, Kind};
 use crate::state::AppState;
 
@@ -64,7 +67,47 @@ pub fn routes(api: &mut Api) {
             .errors(&[NotFound, AlreadyErased, BreakGlassAccount])
             .runs(&ERASE_STAFF),
         erase,
+    )
+    .route(
+        Method::GET,
+        "/admin/staff/{username}/export",
+        Op::new::<PersonalExport>(
+            Tag::Admin,
+            "exportStaff",
+            "one person's data as one JSON document, streamed (SPEC §26); an access record",
+            200,
+        )
+        .admin()
+        .errors(&[NotFound]),
+        export_person,
     );
+}
+
+/// `GET /api/admin/staff/{username}/export`: an unknown username is 404 and
+/// records nothing; a known one is recorded (kind `export`, one person)
+/// before a byte of their data is answered.
+async fn export_person(
+    state: web::Data<AppState>,
+    AdminCaller(caller): AdminCaller,
+    req: actix_web::HttpRequest,
+    username: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.pool.get_owned().await.map_err(DbError::from)?;
+    let person = directory::any_person(&mut conn, &username).await.map_err(DbError::from)?;
+    let person = person.ok_or_else(|| ApiError::not_found("person"))?;
+    let actor = super::access_log::key_actor(&caller);
+    super::access_log::note(&state, &req, &actor, Kind::Export, Some(person.id), 1).await?;
+    let opened = export::open(conn, person.id).await?.ok_or_else(|| ApiError::not_found("person"))?;
+    Ok(download(opened))
+}
+
+/// The streamed answer of an export, for this route and `/account/export`.
+pub fn download(opened: export::Opened) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .insert_header((header::CONTENT_DISPOSITION, "attachment; filename=\"yeyak-export.json\""))
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .streaming(opened.stream().map(|chunk| chunk.map(web::Bytes::from)))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

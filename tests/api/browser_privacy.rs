@@ -31,7 +31,8 @@ async fn the_access_log_passes_axe_in_both_languages() {
             assert_accessible(&c, &format!("access log refusing a range ({lang})")).await;
             c.goto(&app.url(&format!("/account?lang={lang}"))).await?;
             c.find(Locator::Css("a[href='/account/export.ics']")).await?;
-            assert_accessible(&c, &format!("account page with the export link ({lang})")).await;
+            c.find(Locator::Css("a[href='/account/export']")).await?;
+            assert_accessible(&c, &format!("account page with the export links ({lang})")).await;
             c.goto(&app.url(&format!("/admin/staff?lang={lang}"))).await?;
             c.find(Locator::Css("a[href='/admin/access-log']")).await?;
             assert_accessible(&c, &format!("staff page with the access log link ({lang})")).await;

@@ -246,13 +246,15 @@ fn addresses(route: &str, w: &World) -> Option<Vec<String>> {
             "/display/A?token=wrong".into(),
         ],
         // Machine answers: a stylesheet, calendars (checked in their reader's
-        // language below), health, metrics and the API's description.
+        // language below), a person's JSON export, health, metrics and the
+        // API's description.
         "/areas/{code}/plan.img"
         | "/static/grid.css"
         | "/ical/me.ics"
         | "/ical/rooms/{file}"
         | "/bookings/{file:[0-9]+\\.ics}"
-        | "/account/export.ics" => return None,
+        | "/account/export.ics"
+        | "/account/export" => return None,
         "/metrics" | "/healthz" | "/readyz" | "/openapi.json" => return None,
         other => panic!("a page route this walk does not know: {other} (add its addresses here)"),
     })

@@ -36,6 +36,7 @@ mod disabling_ends_credentials;
 mod display;
 mod drills;
 mod erase;
+mod export;
 mod forms;
 mod forwarded_headers;
 mod fuzz;

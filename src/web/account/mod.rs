@@ -1,14 +1,16 @@
 //! The person's own account (SPEC §13, §15, §16, §17, §19): signing in and
 //! out (`sign_in`), the account page (`page`) and what they change there
-//! (`settings`). Each step in a file of its own; the route table names
-//! them through this module.
+//! (`settings`), and their data to take away (`export`). Each step in a
+//! file of its own; the route table names them through this module.
 
 mod away;
+mod export;
 mod page;
 mod settings;
 mod sign_in;
 
 pub use away::add_away;
+pub use export::export_json;
 pub use page::account;
 pub use settings::{
     add_delegate, change_password, choose_language, choose_time_zone, create_app_password, remove_delegate,

@@ -604,6 +604,7 @@ access-kind-history = Another person's booking history
 access-kind-erase = Personal data erased
 
 account-export-heading = Download my data
-account-export-hint = Every booking you organize, as a calendar file (.ics).
+account-export-hint = Everything yeyak keeps about you (your account, bookings with their history, series, delegates, app passwords, sessions, mail sent to you and who looked at your data) as one JSON file, or your bookings as a calendar file (.ics).
+account-export-json = Download all my data (.json)
 account-export-ics = Download my bookings (.ics)
 access-log-truncated = This range has more records than the newest { $count } shown here. Choose a shorter range.

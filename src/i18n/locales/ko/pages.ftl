@@ -574,6 +574,7 @@ access-kind-history = 다른 사람의 예약 기록
 access-kind-erase = 개인정보 삭제
 
 account-export-heading = 내 데이터 내려받기
-account-export-hint = 내가 예약한 모든 예약을 달력 파일(.ics)로 내려받습니다.
+account-export-hint = yeyak이 나에 대해 보관하는 모든 것(계정, 이력을 포함한 예약, 반복 예약, 대리인, 앱 비밀번호, 세션, 내게 보낸 메일, 내 정보를 열람한 기록)을 JSON 파일 하나로, 또는 내 예약을 달력 파일(.ics)로 내려받습니다.
+account-export-json = 내 데이터 모두 내려받기 (.json)
 account-export-ics = 내 예약 내려받기 (.ics)
 access-log-truncated = 이 기간의 기록이 너무 많아 최근 { $count }건만 보여 줍니다. 기간을 좁혀 주세요.

@@ -1,0 +1,1 @@
+DROP INDEX reservation_booked_by_idx;
