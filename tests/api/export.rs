@@ -103,6 +103,7 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     assert_eq!(name_delegate(&park, "kim").await.status, StatusCode::OK);
     book(&kim, &day, "kim for park", ("13:00", "14:00"), "C", &[("for_username", "park")]).await;
     let parks = book(&park, &day, "park's own", ("15:00", "16:00"), "C", &[]).await;
+    let (series, _) = crate::strikes::weekly_series_by_form(&app, &kim, 2).await;
 
     // A company identity, an app password, an away day.
     let db = app.db().await;
@@ -156,7 +157,10 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     // Her bookings, those made for her and those she made for park; not park's own.
     assert_eq!(
         titles(&doc),
-        ["kim's planning", "kim's 1:1", "lee for kim", "kim for park"].map(str::to_owned).into_iter().collect()
+        ["kim's planning", "kim's 1:1", "lee for kim", "kim for park", "주간 회의"]
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
     );
     let starts: Vec<&str> =
         doc["bookings"].as_array().unwrap().iter().map(|b| b["startsAt"].as_str().unwrap()).collect();
@@ -180,6 +184,20 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     let for_park = booking(&doc, "kim for park");
     assert_eq!((for_park["organized"].as_bool(), for_park["bookedBy"].as_str()), (Some(false), Some("kim")));
     assert!(!raw.contains("park's own"), "{raw}");
+
+    // Her series, and its occurrences among her bookings.
+    let all_series = doc["series"].as_array().unwrap();
+    assert_eq!(all_series.len(), 1, "{all_series:?}");
+    assert_eq!(keys(&all_series[0]), documented(&app, "ExportSeriesEntry").await);
+    assert_eq!((all_series[0]["id"].as_i64(), all_series[0]["title"].as_str()), (Some(series), Some("주간 회의")));
+    assert_eq!(
+        (all_series[0]["organized"].as_bool(), &all_series[0]["rooms"]),
+        (Some(true), &serde_json::json!(["K"]))
+    );
+    assert!(all_series[0]["recurrence"].as_str().unwrap().contains("WEEKLY"), "{all_series:?}");
+    let occurrences = doc["bookings"].as_array().unwrap().iter().filter(|b| b["seriesId"] == series).count() as i64;
+    assert_eq!(occurrences, app.count(&format!("SELECT count(*) FROM reservation WHERE series_id = {series}")).await);
+    assert!(occurrences >= 2);
 
     let names = |list: &Value| -> Vec<String> {
         list.as_array().unwrap().iter().map(|p| p["username"].as_str().unwrap().to_owned()).collect()
