@@ -150,25 +150,39 @@ pub struct ExportHistoryEntry {
 }
 
 /// A series.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema, QueryableByName)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportSeriesEntry {
+    #[diesel(sql_type = Int8)]
     pub id: i64,
+    #[diesel(sql_type = Text)]
     pub title: String,
+    #[diesel(sql_type = Text, column_name = organizer_name)]
     pub organizer: String,
+    #[diesel(sql_type = Bool)]
     pub organized: bool,
+    #[diesel(sql_type = Nullable<Text>)]
     pub booked_by: Option<String>,
+    #[diesel(sql_type = Array<Text>)]
     pub rooms: Vec<String>,
     /// The RRULE.
+    #[diesel(sql_type = Text)]
     pub recurrence: String,
     /// The first occurrence's start and end.
+    #[diesel(sql_type = Timestamptz)]
     pub starts_at: DateTime<Utc>,
+    #[diesel(sql_type = Timestamptz)]
     pub ends_at: DateTime<Utc>,
+    #[diesel(sql_type = Text, column_name = timezone)]
     pub time_zone: String,
+    #[diesel(sql_type = Bool)]
     pub private: bool,
+    #[diesel(sql_type = Timestamptz)]
     pub created_at: DateTime<Utc>,
     /// When repeated no-shows cancelled it (SPEC §25), and when it was restored.
+    #[diesel(sql_type = Nullable<Timestamptz>)]
     pub struck_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
     pub restored_at: Option<DateTime<Utc>>,
 }
 
@@ -610,45 +624,13 @@ async fn history_of(conn: &mut Conn, ids: &[i64]) -> QueryResult<BTreeMap<i64, V
     Ok(by_booking)
 }
 
-#[derive(QueryableByName)]
-struct SeriesRow {
-    #[diesel(sql_type = Int8)]
-    id: i64,
-    #[diesel(sql_type = Text)]
-    title: String,
-    #[diesel(sql_type = Text)]
-    organizer_name: String,
-    #[diesel(sql_type = Bool)]
-    organized: bool,
-    #[diesel(sql_type = Nullable<Text>)]
-    booked_by: Option<String>,
-    #[diesel(sql_type = Array<Text>)]
-    rooms: Vec<String>,
-    #[diesel(sql_type = Text)]
-    recurrence: String,
-    #[diesel(sql_type = Timestamptz)]
-    starts_at: DateTime<Utc>,
-    #[diesel(sql_type = Timestamptz)]
-    ends_at: DateTime<Utc>,
-    #[diesel(sql_type = Text)]
-    timezone: String,
-    #[diesel(sql_type = Bool)]
-    private: bool,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: DateTime<Utc>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    struck_at: Option<DateTime<Utc>>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    restored_at: Option<DateTime<Utc>>,
-}
-
 /// `"series":[…]` in pages by id.
 async fn series(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbError> {
     out.open_array("series");
     let mut first = true;
     let mut after = 0i64;
     loop {
-        let page: Vec<SeriesRow> = diesel::sql_query(
+        let page: Vec<ExportSeriesEntry> = diesel::sql_query(
             "SELECT s.id, s.title, s.organizer_name, s.organizer_staff_id IS NOT DISTINCT FROM $1 AS organized,
                     (SELECT u.username FROM staff_user u WHERE u.id = s.booked_by) AS booked_by,
                     s.rooms, s.recurrence, s.starts_at, s.ends_at, s.timezone, s.private, s.created_at,
@@ -667,24 +649,8 @@ async fn series(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbErr
         let Some(last) = page.last() else { break };
         after = last.id;
         let full = page.len() as i64 == PAGE;
-        for s in page {
-            let entry = ExportSeriesEntry {
-                id: s.id,
-                title: s.title,
-                organizer: s.organizer_name,
-                organized: s.organized,
-                booked_by: s.booked_by,
-                rooms: s.rooms,
-                recurrence: s.recurrence,
-                starts_at: s.starts_at,
-                ends_at: s.ends_at,
-                time_zone: s.timezone,
-                private: s.private,
-                created_at: s.created_at,
-                struck_at: s.struck_at,
-                restored_at: s.restored_at,
-            };
-            out.item(&mut first, &entry);
+        for s in &page {
+            out.item(&mut first, s);
         }
         out.flush().await;
         if !full {

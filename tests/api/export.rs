@@ -103,6 +103,7 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     assert_eq!(name_delegate(&park, "kim").await.status, StatusCode::OK);
     book(&kim, &day, "kim for park", ("13:00", "14:00"), "C", &[("for_username", "park")]).await;
     let parks = book(&park, &day, "park's own", ("15:00", "16:00"), "C", &[]).await;
+    let (series, _) = crate::strikes::weekly_series_by_form(&app, &kim, 2).await;
 
     // A company identity, an app password, an away day.
     let db = app.db().await;
@@ -156,7 +157,10 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     // Her bookings, those made for her and those she made for park; not park's own.
     assert_eq!(
         titles(&doc),
-        ["kim's planning", "kim's 1:1", "lee for kim", "kim for park"].map(str::to_owned).into_iter().collect()
+        ["kim's planning", "kim's 1:1", "lee for kim", "kim for park", "주간 회의"]
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
     );
     let starts: Vec<&str> =
         doc["bookings"].as_array().unwrap().iter().map(|b| b["startsAt"].as_str().unwrap()).collect();
@@ -180,6 +184,20 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     let for_park = booking(&doc, "kim for park");
     assert_eq!((for_park["organized"].as_bool(), for_park["bookedBy"].as_str()), (Some(false), Some("kim")));
     assert!(!raw.contains("park's own"), "{raw}");
+
+    // Her series, and its occurrences among her bookings.
+    let all_series = doc["series"].as_array().unwrap();
+    assert_eq!(all_series.len(), 1, "{all_series:?}");
+    assert_eq!(keys(&all_series[0]), documented(&app, "ExportSeriesEntry").await);
+    assert_eq!((all_series[0]["id"].as_i64(), all_series[0]["title"].as_str()), (Some(series), Some("주간 회의")));
+    assert_eq!(
+        (all_series[0]["organized"].as_bool(), &all_series[0]["rooms"]),
+        (Some(true), &serde_json::json!(["K"]))
+    );
+    assert!(all_series[0]["recurrence"].as_str().unwrap().contains("WEEKLY"), "{all_series:?}");
+    let occurrences = doc["bookings"].as_array().unwrap().iter().filter(|b| b["seriesId"] == series).count() as i64;
+    assert_eq!(occurrences, app.count(&format!("SELECT count(*) FROM reservation WHERE series_id = {series}")).await);
+    assert!(occurrences >= 2);
 
     let names = |list: &Value| -> Vec<String> {
         list.as_array().unwrap().iter().map(|p| p["username"].as_str().unwrap().to_owned()).collect()
@@ -361,4 +379,91 @@ async fn pages_of_bookings_cross_their_boundaries_without_a_gap_or_a_repeat() {
     assert!(doc["bookings"].as_array().unwrap().iter().all(|b| b["history"].as_array().unwrap().len() == 2));
     // Three statements a page of bookings, not one a booking.
     assert!(sent < 40, "{sent} statements for {} bookings", got.len());
+
+    // A client that leaves after the first chunk leaves no transaction
+    // open: the pool closes the connection its stream held.
+    let mut res = kim.client.get(app.url("/account/export")).send().await.unwrap();
+    assert!(res.chunk().await.unwrap().is_some_and(|c| c.starts_with(b"{\"exportedAt\":")));
+    drop(res);
+    assert_eq!(until_open(&db, 0).await, 0, "a transaction left open");
+    let (again, _) = document(kim.client.get(app.url("/account/export")).send().await.unwrap()).await;
+    assert_eq!(again["bookings"].as_array().unwrap().len(), expected.len());
+}
+
+/// `idle in transaction` backends of this test's database but the asker's.
+async fn open_transactions(db: &tokio_postgres::Client) -> i64 {
+    db.query_one(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+            AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()",
+        &[],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+/// Polls until `open_transactions` is `n` (5 s at most); the last count.
+async fn until_open(db: &tokio_postgres::Client, n: i64) -> i64 {
+    let mut seen = -1;
+    for _ in 0..100 {
+        seen = open_transactions(db).await;
+        if seen == n {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_holds_its_snapshot_and_one_that_leaves_gives_it_back() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn().await;
+    let admin = Browser::new(&app);
+    admin.sign_in(ADMIN_USER, ADMIN_PASSWORD).await;
+    let (kim_id, _) = add_person_signed_in(&app, &admin, "kim", "김민지").await;
+    // About 16 MB of history: more than the sockets' buffers hold.
+    let db = app.db().await;
+    db.batch_execute(&format!(
+        "INSERT INTO reservation (title, organizer_name, organizer_digest, organizer_staff_id, starts_at, ends_at,
+                                  created_at, updated_at)
+         SELECT 'b' || n, '김민지', 'bulk', {kim_id}, timestamptz '2030-01-01 00:00+00' + n * interval '1 hour',
+                timestamptz '2030-01-01 00:30+00' + n * interval '1 hour', now(), now()
+           FROM generate_series(1, 800) n;
+         INSERT INTO booking_event (reservation_id, at, action, actor, changes)
+         SELECT r.id, r.created_at, 'created', r.organizer_name,
+                jsonb_build_object('note', jsonb_build_object('before', null, 'after', repeat('x', 20000)))
+           FROM reservation r;"
+    ))
+    .await
+    .unwrap();
+
+    // A client with a small window that reads the headers and stops.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(app.address.trim_start_matches("http://").parse().unwrap()).await.unwrap();
+    let ask =
+        format!("GET /api/admin/staff/kim/export HTTP/1.1\r\nHost: yeyak\r\nAuthorization: Bearer {ADMIN}\r\n\r\n");
+    stream.write_all(ask.as_bytes()).await.unwrap();
+    let mut head = vec![0u8; 1024];
+    let n = stream.read(&mut head).await.unwrap();
+    assert!(head[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head[..n]));
+    // The writer comes to wait for the client: no statement is sent any
+    // more while its snapshot stays open.
+    let mut still = false;
+    for _ in 0..20 {
+        let statements = app.state.db_stats.statements();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if app.state.db_stats.statements() == statements {
+            still = true;
+            break;
+        }
+    }
+    assert!(still, "the export kept reading while the client read nothing");
+    assert_eq!(open_transactions(&db).await, 1, "the stalled export holds its transaction");
+    // It leaves: the pool closes the connection, no transaction stays open.
+    drop(stream);
+    assert_eq!(until_open(&db, 0).await, 0, "a transaction left open");
+    let (status, _) = app.get_json("/api/admin/staff", ADMIN).await;
+    assert_eq!(status, StatusCode::OK, "the pool still serves");
 }
