@@ -143,7 +143,8 @@ pub struct ExportHistoryEntry {
     pub action: String,
     /// Who made the change, as the history names them.
     pub actor: String,
-    /// The person a delegate made it for, else null.
+    /// The person a delegate made it for, else null (as the history API names it).
+    #[serde(rename = "onBehalfOf")]
     pub actor_for: Option<String>,
     /// `{field: {before, after}}`.
     pub changes: Value,

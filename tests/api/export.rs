@@ -180,7 +180,7 @@ async fn a_persons_export_holds_every_section_and_no_secret_and_names_no_one_who
     let for_kim = booking(&doc, "lee for kim");
     assert_eq!((for_kim["organized"].as_bool(), for_kim["bookedBy"].as_str()), (Some(true), Some("lee")));
     assert_eq!(for_kim["history"][0]["actor"], "이서준");
-    assert!(for_kim["history"][0]["actorFor"].is_string(), "{for_kim}");
+    assert!(for_kim["history"][0]["onBehalfOf"].is_string(), "{for_kim}");
     let for_park = booking(&doc, "kim for park");
     assert_eq!((for_park["organized"].as_bool(), for_park["bookedBy"].as_str()), (Some(false), Some("kim")));
     assert!(!raw.contains("park's own"), "{raw}");
