@@ -225,10 +225,12 @@ pub async fn password_hash_of(conn: &mut Conn, id: i64) -> QueryResult<Option<St
 /// command's transaction. A company account has no local password to set
 /// (`false`, nothing changed).
 pub async fn set_password_in(conn: &mut Conn, id: i64, hash: &str, keep: Option<&str>) -> QueryResult<bool> {
-    let changed = diesel::update(staff::table.find(id).filter(staff::source.eq("local")))
-        .set(staff::password_hash.eq(hash))
-        .execute(&mut *conn)
-        .await?;
+    // An erased account keeps no password (SPEC §26).
+    let changed =
+        diesel::update(staff::table.find(id).filter(staff::source.eq("local")).filter(staff::erased_at.is_null()))
+            .set(staff::password_hash.eq(hash))
+            .execute(&mut *conn)
+            .await?;
     if changed == 0 {
         return Ok(false);
     }
@@ -250,7 +252,8 @@ pub async fn set_disabled_in(
     disabled: bool,
     now: DateTime<Utc>,
 ) -> QueryResult<Option<StaffUser>> {
-    let user = diesel::update(staff::table.find(id))
+    // An erased account stays disabled: it is nobody to enable (SPEC §26).
+    let user = diesel::update(staff::table.find(id).filter(staff::erased_at.is_null()))
         .set((
             staff::disabled_at.eq(disabled.then_some(now)),
             staff::calendar_generation.eq(staff::calendar_generation + i32::from(disabled)),

@@ -106,10 +106,12 @@ pub async fn record_of(conn: &mut Conn, id: i64, today: NaiveDate) -> QueryResul
     Ok(with_delegates(conn, rows, today).await?.pop())
 }
 
-/// A person's id by username, their row locked for the change.
+/// A person's id by username, their row locked for the change (never an
+/// erased account: nobody to change, SPEC §26).
 pub async fn lock(conn: &mut Conn, username: &str) -> QueryResult<Option<i64>> {
     staff::table
         .filter(lower(staff::username).eq(username.to_lowercase()))
+        .filter(staff::erased_at.is_null())
         .select(staff::id)
         .for_update()
         .first(conn)

@@ -188,6 +188,28 @@ async fn an_erased_person_leaves_no_name_and_the_reports_of_before_stay_the_same
     assert_eq!((status, twice["code"].as_str()), (StatusCode::CONFLICT, Some("ALREADY_ERASED")), "{twice}");
     assert_eq!(fingerprint(&app, &watched).await, before);
 
+    // Nor is an erased account anyone to change: not enabled, given a password or renamed.
+    let before = fingerprint(&app, &["staff_user", "staff_session", "app_password"]).await;
+    let patch = app
+        .request(Method::PATCH, &format!("/api/admin/staff/{new_name}"), ADMIN, None)
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
+        .json(&serde_json::json!({"disabled": false, "displayName": "김민지"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patch.status(), StatusCode::NOT_FOUND);
+    let page = admin.get("/admin/staff").await;
+    assert!(!page.html.contains(&format!("action=\"/admin/staff/{new_name}/erase\"")), "{}", page.html);
+    let csrf = page.field("csrf_token");
+    let enable = admin.post(&format!("/admin/staff/{kim_id}/enable"), &[("csrf_token", &csrf)]).await;
+    assert_eq!(enable.status, StatusCode::NOT_FOUND, "{}", enable.html);
+    let password = admin
+        .post(&format!("/admin/staff/{kim_id}/password"), &[("password", "a-new-password-1"), ("csrf_token", &csrf)])
+        .await;
+    assert_ne!(password.status, StatusCode::OK, "{}", password.html);
+    assert_ne!(password.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", password.html);
+    assert_eq!(fingerprint(&app, &["staff_user", "staff_session", "app_password"]).await, before);
+
     // A new kim is someone else: none of the erased kim's bookings are theirs.
     let (_, kim2) = add_person_signed_in(&app, &admin, "kim", "김민지 (새)").await;
     let export = kim2.get("/account/export.ics").await;
