@@ -140,24 +140,18 @@ impl Command for EraseStaff {
     }
 }
 
-/// Mail to or from the person, sent or not, with its attempts (other
-/// notices about their bookings lose title and organizer name with the
-/// bookings, in [`anonymise_sql`]).
+/// Mail to or from the person, sent or not; its attempts go with it (ON
+/// DELETE CASCADE). Other notices about their bookings lose title and
+/// organizer name with the bookings, in [`anonymise_sql`].
 async fn purge_mail(conn: &mut Conn, email: Option<&str>) -> Result<i64, CommandError> {
     let Some(email) = email else { return Ok(0) };
-    let theirs =
-        "o.channel = 'mail' AND (lower(o.payload ->> 'to') = lower($1) OR lower(o.payload ->> 'from') = lower($1))";
-    diesel::sql_query(format!(
-        "DELETE FROM notification_attempt a USING notification_outbox o
-          WHERE a.delivery_id = o.delivery_id AND a.channel = o.channel AND {theirs}"
-    ))
+    let purged = diesel::sql_query(
+        "DELETE FROM notification_outbox
+          WHERE channel = 'mail' AND (lower(payload ->> 'to') = lower($1) OR lower(payload ->> 'from') = lower($1))",
+    )
     .bind::<Text, _>(email)
     .execute(&mut *conn)
     .await?;
-    let purged = diesel::sql_query(format!("DELETE FROM notification_outbox o WHERE {theirs}"))
-        .bind::<Text, _>(email)
-        .execute(&mut *conn)
-        .await?;
     Ok(purged as i64)
 }
 
