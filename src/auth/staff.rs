@@ -77,6 +77,8 @@ pub struct StaffEntry {
     pub last_sign_in: Option<DateTime<Utc>>,
     /// The break-glass admin of `YEYAK_ADMIN_USER`, which no erase touches.
     pub break_glass: bool,
+    /// Erased (SPEC §26): listed, nothing left to manage.
+    pub erased: bool,
 }
 
 /// The `password_hash` of an account without a local password (company
@@ -121,6 +123,7 @@ pub async fn list(conn: &mut Conn) -> QueryResult<Vec<StaffEntry>> {
             staff::source,
             staff::last_sign_in_at,
             staff::configured_password_hash.is_not_null(),
+            staff::erased_at.is_not_null(),
         ))
         .load(conn)
         .await

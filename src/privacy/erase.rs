@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 
 use diesel::sql_types::{Array, Bool, Int8, Nullable, Text, Timestamptz};
-use diesel::QueryableByName;
+use diesel::{OptionalExtension, QueryableByName};
 use diesel_async::RunQueryDsl;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -99,8 +99,7 @@ impl Command for EraseStaff {
         .bind::<Text, _>(&self.username)
         .get_result(conn)
         .await
-        .map(Some)
-        .or_else(|e| if e == diesel::result::Error::NotFound { Ok(None) } else { Err(e) })?;
+        .optional()?;
         let person = person.ok_or_else(|| ApiError::not_found("person"))?;
         if person.erased {
             return Err(ApiError::worded(ErrorCode::AlreadyErased, json!({ "username": self.username })).into());
@@ -254,16 +253,17 @@ pub(crate) struct Count {
 }
 
 /// History entries naming them, as the actor or the person acted for.
+/// One pass over the history, which has no index by account: an erase is rare.
 async fn rename_in_history(conn: &mut Conn, id: i64) -> Result<(), CommandError> {
-    diesel::sql_query("UPDATE booking_event SET actor = $2 WHERE actor_staff_id = $1")
-        .bind::<Int8, _>(id)
-        .bind::<Text, _>(&erased_name())
-        .execute(&mut *conn)
-        .await?;
-    diesel::sql_query("UPDATE booking_event SET actor_for = $2 WHERE actor_for_staff_id = $1")
-        .bind::<Int8, _>(id)
-        .bind::<Text, _>(&erased_name())
-        .execute(&mut *conn)
-        .await?;
+    diesel::sql_query(
+        "UPDATE booking_event
+            SET actor = CASE WHEN actor_staff_id = $1 THEN $2 ELSE actor END,
+                actor_for = CASE WHEN actor_for_staff_id = $1 THEN $2 ELSE actor_for END
+          WHERE actor_staff_id = $1 OR actor_for_staff_id = $1",
+    )
+    .bind::<Int8, _>(id)
+    .bind::<Text, _>(&erased_name())
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }

@@ -361,6 +361,16 @@ impl Out {
         self.raw("\":[");
     }
 
+    /// Writes a page's items and sends them; whether the page was full,
+    /// so that another may follow.
+    async fn page<T: Serialize>(&mut self, first: &mut bool, page: &[T]) -> bool {
+        for item in page {
+            self.item(first, item);
+        }
+        self.flush().await;
+        page.len() as i64 == PAGE
+    }
+
     fn item<T: Serialize>(&mut self, first: &mut bool, value: &T) {
         if !std::mem::take(first) {
             self.buf.push(b',');
@@ -541,12 +551,12 @@ async fn bookings(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbE
             .await?;
         let Some(last) = page.last() else { break };
         after = (last.starts_at, last.id);
-        let full = page.len() as i64 == PAGE;
         let ids: Vec<i64> = page.iter().map(|b| b.id).collect();
         let mut rooms = rooms_of(conn, &ids).await?;
         let mut history = history_of(conn, &ids).await?;
-        for b in page {
-            let entry = ExportBookingEntry {
+        let entries: Vec<ExportBookingEntry> = page
+            .into_iter()
+            .map(|b| ExportBookingEntry {
                 id: b.id,
                 title: b.title,
                 organizer: b.organizer_name,
@@ -563,11 +573,9 @@ async fn bookings(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbE
                 checked_in_at: b.checked_in_at,
                 released_at: b.released_at,
                 history: history.remove(&b.id).unwrap_or_default(),
-            };
-            out.item(&mut first, &entry);
-        }
-        out.flush().await;
-        if !full {
+            })
+            .collect();
+        if !out.page(&mut first, &entries).await {
             break;
         }
     }
@@ -649,12 +657,7 @@ async fn series(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbErr
         .await?;
         let Some(last) = page.last() else { break };
         after = last.id;
-        let full = page.len() as i64 == PAGE;
-        for s in &page {
-            out.item(&mut first, s);
-        }
-        out.flush().await;
-        if !full {
+        if !out.page(&mut first, &page).await {
             break;
         }
     }
@@ -725,12 +728,7 @@ async fn mail_deliveries(conn: &mut Conn, email: Option<&str>, out: &mut Out) ->
             .await?;
             let Some(last) = page.last() else { break };
             after = (last.created_at, last.delivery_id.clone());
-            let full = page.len() as i64 == PAGE;
-            for d in &page {
-                out.item(&mut first, d);
-            }
-            out.flush().await;
-            if !full {
+            if !out.page(&mut first, &page).await {
                 break;
             }
         }
@@ -757,12 +755,7 @@ async fn access_records(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(
         .await?;
         let Some(last) = page.last() else { break };
         after = last.id;
-        let full = page.len() as i64 == PAGE;
-        for r in &page {
-            out.item(&mut first, r);
-        }
-        out.flush().await;
-        if !full {
+        if !out.page(&mut first, &page).await {
             break;
         }
     }

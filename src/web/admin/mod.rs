@@ -375,12 +375,7 @@ impl StaffPage {
     /// Whether the page offers to erase `s`: not oneself, not the
     /// break-glass admin, not someone erased already.
     pub fn erasable(&self, s: &crate::auth::staff::StaffEntry) -> bool {
-        s.user.id != self.me && !s.break_glass
-    }
-
-    /// An erased account: listed, with nothing left to manage.
-    pub fn is_erased(&self, s: &crate::auth::staff::StaffEntry) -> bool {
-        s.user.username.starts_with(crate::privacy::erase::ERASED_PREFIX)
+        s.user.id != self.me && !s.break_glass && !s.erased
     }
 
     /// A person's delegates as the form shows them: `kim, lee`.
