@@ -73,24 +73,6 @@ ANALYZE;"
     )
 }
 
-/// `n` sequential downloads of `path` by `client`: latencies, statements
-/// per download, bytes and bookings of the last.
-async fn downloads(bench: &Bench, client: &reqwest::Client, path: &str, n: usize) -> (Vec<Duration>, f64, usize) {
-    let before = bench.state.db_stats.statements();
-    let mut lat = Vec::with_capacity(n);
-    let mut size = 0;
-    for _ in 0..n {
-        let t = Instant::now();
-        let res = client.get(format!("{}{path}", bench.base)).send().await.unwrap();
-        assert_eq!(res.status().as_u16(), 200, "{path}");
-        size = res.bytes().await.unwrap().len();
-        lat.push(t.elapsed());
-    }
-    let queries = (bench.state.db_stats.statements() - before) as f64 / n as f64;
-    lat.sort();
-    (lat, queries, size)
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let bench = Bench::start_with(|c| c.background = false).await;
@@ -123,7 +105,7 @@ async fn main() {
     println!("| route | downloads | p50 ms | max ms | SQL statements per download | bytes |");
     println!("| --- | --- | --- | --- | --- | --- |");
     for (route, client) in [("/account/export", &browser), ("/api/admin/staff/admin/export", &api)] {
-        let (lat, queries, size) = downloads(&bench, client, route, 10).await;
+        let (lat, queries, size) = bench.get_n(client, route, 10).await;
         println!(
             "| {route} | {} | {:.0} | {:.0} | {queries:.1} | {size} |",
             lat.len(),

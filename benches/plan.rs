@@ -6,8 +6,6 @@
 //!
 //! Run: `cargo bench --bench plan`.
 
-use std::time::{Duration, Instant};
-
 mod common;
 use common::{ms, pct, Bench};
 
@@ -37,22 +35,6 @@ SELECT id, title, starts_at, ends_at, true FROM ins;"
     )
 }
 
-async fn renders(bench: &Bench, client: &reqwest::Client, path: &str, n: usize) -> (Vec<Duration>, f64, usize) {
-    let before = bench.state.db_stats.statements();
-    let mut lat = Vec::with_capacity(n);
-    let mut size = 0;
-    for _ in 0..n {
-        let t = Instant::now();
-        let res = client.get(format!("{}{path}", bench.base)).send().await.unwrap();
-        assert_eq!(res.status().as_u16(), 200, "{path}");
-        size = res.bytes().await.unwrap().len();
-        lat.push(t.elapsed());
-    }
-    let queries = (bench.state.db_stats.statements() - before) as f64 / n as f64;
-    lat.sort();
-    (lat, queries, size)
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let bench = Bench::start_with(|c| c.background = false).await;
@@ -73,11 +55,11 @@ async fn main() {
     let client = bench.signed_in().await;
     let page = "/areas/B1/plan?date=2030-06-12";
     let json = "/api/areas/B1/plan/places?date=2030-06-12";
-    renders(&bench, &client, page, 30).await; // warm-up
+    bench.get_n(&client, page, 30).await; // warm-up
     println!("## Floor plan of {PLACES} places, sequential requests from one signed-in browser");
     println!("| what | renders | p50 ms | p99 ms | SQL statements per render | bytes |");
     println!("| --- | --- | --- | --- | --- | --- |");
-    let (lat, queries, size) = renders(&bench, &client, page, 200).await;
+    let (lat, queries, size) = bench.get_n(&client, page, 200).await;
     println!("| {page} | 200 | {:.2} | {:.2} | {queries:.2} | {size} |", ms(pct(&lat, 0.5)), ms(pct(&lat, 0.99)));
     let api = reqwest::Client::builder()
         .default_headers(
@@ -87,7 +69,7 @@ async fn main() {
         )
         .build()
         .unwrap();
-    let (lat, queries, size) = renders(&bench, &api, json, 200).await;
+    let (lat, queries, size) = bench.get_n(&api, json, 200).await;
     println!("| {json} | 200 | {:.2} | {:.2} | {queries:.2} | {size} |", ms(pct(&lat, 0.5)), ms(pct(&lat, 0.99)));
     bench.finish().await;
 }

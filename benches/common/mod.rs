@@ -95,6 +95,24 @@ impl Bench {
         client
     }
 
+    /// `n` sequential GETs of `path` by `client`, each read to the end:
+    /// sorted latencies, SQL statements per request, bytes of the last.
+    pub async fn get_n(&self, client: &reqwest::Client, path: &str, n: usize) -> (Vec<Duration>, f64, usize) {
+        let before = self.state.db_stats.statements();
+        let mut lat = Vec::with_capacity(n);
+        let mut size = 0;
+        for _ in 0..n {
+            let t = Instant::now();
+            let res = client.get(format!("{}{path}", self.base)).send().await.unwrap();
+            assert_eq!(res.status().as_u16(), 200, "{path}");
+            size = res.bytes().await.unwrap().len();
+            lat.push(t.elapsed());
+        }
+        let queries = (self.state.db_stats.statements() - before) as f64 / n as f64;
+        lat.sort();
+        (lat, queries, size)
+    }
+
     /// Drops the bench database.
     pub async fn finish(self) {
         use diesel_async::RunQueryDsl;
