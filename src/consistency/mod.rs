@@ -1,7 +1,8 @@
 //! Invariant checks that must always find 0 rows. Each check (`checks.rs`,
 //! which also names the constraints that guard invariants instead) is one
-//! SQL query returning the offending rows as JSON; the admin API and the
-//! admin page show every check, those at 0 included.
+//! SQL query returning the offending rows as JSON, or a condition on a pass
+//! that several checks share (the history's three read it once); the admin
+//! API and the admin page show every check, those at 0 included.
 
 mod checks;
 
@@ -9,7 +10,7 @@ pub use checks::CHECKS;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use diesel::sql_types::{BigInt, Jsonb};
+use diesel::sql_types::{BigInt, Integer, Jsonb};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use serde::Serialize;
@@ -22,8 +23,22 @@ const SAMPLE_LIMIT: i64 = 20;
 pub struct Check {
     pub name: &'static str,
     pub description: &'static str,
+    pub reading: Reading,
+}
+
+/// How a check finds its violations.
+pub enum Reading {
     /// A query whose rows are the violations.
-    pub violations_sql: &'static str,
+    Query(&'static str),
+    /// A condition on the rows of a pass that several checks share, and
+    /// what a violation shows (`jsonb_build_object` arguments): the pass
+    /// reads its tables once for all of them.
+    InPass { pass: &'static Pass, violation: &'static str, shows: &'static str },
+}
+
+/// Rows several checks read in one scan.
+pub struct Pass {
+    pub rows_sql: &'static str,
 }
 
 /// Instants the time-dependent checks compare against (from the app clock).
@@ -51,6 +66,9 @@ pub struct Report {
 
 #[derive(QueryableByName)]
 struct Counted {
+    /// The check's place in `CHECKS`.
+    #[diesel(sql_type = Integer)]
+    i: i32,
     #[diesel(sql_type = BigInt)]
     count: i64,
     #[diesel(sql_type = Jsonb)]
@@ -112,7 +130,69 @@ fn in_order(mut results: Vec<(usize, CheckResult)>) -> Vec<CheckResult> {
     results.into_iter().map(|(_, c)| c).collect()
 }
 
-/// Runs checks on `conn` until none is left, taking the next from `next`.
+/// A unit of work, one statement: a check with its own query, or a pass
+/// with every check that reads it (`(place in CHECKS, violation, shows)`).
+enum Job {
+    Own(usize, &'static str),
+    Pass(&'static Pass, Vec<(usize, &'static str, &'static str)>),
+}
+
+/// The checks as jobs, passes first (they take longest).
+fn jobs() -> Vec<Job> {
+    let mut passes: Vec<(&Pass, Vec<_>)> = Vec::new();
+    let mut own = Vec::new();
+    for (i, check) in CHECKS.iter().enumerate() {
+        match check.reading {
+            Reading::Query(sql) => own.push(Job::Own(i, sql)),
+            Reading::InPass { pass, violation, shows } => {
+                match passes.iter_mut().find(|(p, _)| p.rows_sql == pass.rows_sql) {
+                    Some((_, checks)) => checks.push((i, violation, shows)),
+                    None => passes.push((pass, vec![(i, violation, shows)])),
+                }
+            }
+        }
+    }
+    passes.into_iter().map(|(pass, checks)| Job::Pass(pass, checks)).chain(own).collect()
+}
+
+/// One statement answering `(i, count, samples)` for each check of a job.
+/// A pass numbers each check's violations as it reads them (a running
+/// count, no sort), so only the first few become samples.
+fn job_sql(job: &Job) -> String {
+    match job {
+        Job::Own(i, violations) => format!(
+            "SELECT {i} AS i, count(*) AS count,
+                    COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
+               FROM (SELECT x.*, row_number() OVER () AS rn FROM ({violations}) x) v"
+        ),
+        Job::Pass(pass, checks) => {
+            let (mut marks, mut sums, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+            for (j, (i, violation, shows)) in checks.iter().enumerate() {
+                marks.push(format!(
+                    "({violation}) IS TRUE AS hit{j},
+                     count(*) FILTER (WHERE {violation}) OVER (ROWS UNBOUNDED PRECEDING) AS seen{j},
+                     CASE WHEN {violation} THEN jsonb_build_object({shows}) END AS show{j}"
+                ));
+                sums.push(format!(
+                    "count(*) FILTER (WHERE hit{j}) AS n{j},
+                     COALESCE(jsonb_agg(show{j}) FILTER (WHERE hit{j} AND seen{j} <= {SAMPLE_LIMIT}), '[]'::jsonb) AS s{j}"
+                ));
+                rows.push(format!("({i}, a.n{j}, a.s{j})"));
+            }
+            format!(
+                "SELECT v.i, v.count, v.samples
+                   FROM (SELECT {sums} FROM (SELECT {marks} FROM ({rows_sql}) p) x) a
+                  CROSS JOIN LATERAL (VALUES {rows}) v(i, count, samples)",
+                sums = sums.join(", "),
+                marks = marks.join(", "),
+                rows = rows.join(", "),
+                rows_sql = pass.rows_sql
+            )
+        }
+    }
+}
+
+/// Runs jobs on `conn` until none is left, taking the next from `next`.
 async fn take_checks(
     conn: &mut Conn,
     ctx: CheckContext,
@@ -122,24 +202,50 @@ async fn take_checks(
     // Our own clock's instants as literals: no request input reaches this SQL.
     let overdue_before = format!("'{}'::timestamptz", ctx.overdue_before.to_rfc3339());
     let stale_lease_before = format!("'{}'::timestamptz", ctx.stale_lease_before.to_rfc3339());
+    let jobs = jobs();
     loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(check) = CHECKS.get(i) else { break };
-        let violations = check
-            .violations_sql
+        let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+        let sql = job_sql(job)
             .replace("$OVERDUE_BEFORE", &overdue_before)
             .replace("$STALE_LEASE_BEFORE", &stale_lease_before);
-        let sql = format!(
-            "SELECT count(*) AS count,
-                    COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
-               FROM (SELECT x.*, row_number() OVER () AS rn FROM ({violations}) x) v"
-        );
-        let row: Counted = diesel::sql_query(sql).get_result(conn).await?;
-        let samples = match row.samples {
-            serde_json::Value::Array(items) => items,
-            _ => Vec::new(),
-        };
-        out.push((i, CheckResult { name: check.name, description: check.description, count: row.count, samples }));
+        for row in diesel::sql_query(sql).load::<Counted>(conn).await? {
+            let i = usize::try_from(row.i).expect("a check's place");
+            let samples = match row.samples {
+                serde_json::Value::Array(items) => items,
+                _ => Vec::new(),
+            };
+            let check = &CHECKS[i];
+            out.push((i, CheckResult { name: check.name, description: check.description, count: row.count, samples }));
+        }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_history_checks_read_one_pass_and_every_check_has_one_job() {
+        let jobs = jobs();
+        let Some(Job::Pass(_, first)) = jobs.iter().next() else { panic!("the pass comes first") };
+        let names: Vec<&str> = first.iter().map(|(i, _, _)| CHECKS[*i].name).collect();
+        assert_eq!(
+            names,
+            [
+                "booking_without_created_event",
+                "booking_version_differs_from_history",
+                "booking_status_differs_from_history"
+            ]
+        );
+        let mut places: Vec<usize> = jobs
+            .iter()
+            .flat_map(|job| match job {
+                Job::Own(i, _) => vec![*i],
+                Job::Pass(_, checks) => checks.iter().map(|(i, _, _)| *i).collect(),
+            })
+            .collect();
+        places.sort();
+        assert_eq!(places, (0..CHECKS.len()).collect::<Vec<_>>());
+    }
 }
