@@ -125,6 +125,58 @@ impl Bench {
     }
 }
 
+/// An area `code` of `places` desks (for one person each) on a 2,000 ×
+/// 1,500 plan (SPEC §28):
+/// a third booked 09:00-18:00 on `day`, a tenth assigned to holders of
+/// their own (half of them away around `day`). The floor plan bench and the
+/// campus bench render the same area. Does nothing if `code` exists.
+pub async fn desk_area(bench: &Bench, code: &str, places: i32, day: chrono::NaiveDate) {
+    let (away_from, away_to) = (day - chrono::Days::new(2), day + chrono::Days::new(2));
+    let holder = code.to_lowercase();
+    bench
+        .sql(&format!(
+            "DO $$ BEGIN IF EXISTS (SELECT 1 FROM area WHERE code = '{code}') THEN RETURN; END IF;
+INSERT INTO area (code, name, time_zone, position) VALUES ('{code}', '{code}', 'Asia/Seoul', 999);
+INSERT INTO staff_user (username, display_name, password_hash, is_admin, created_at)
+SELECT '{holder}holder' || i, 'holder ' || i, '$argon2-bench', false, now() FROM generate_series(1, {places} / 10) i;
+INSERT INTO room (code, name, area, position, kind, capacity, plan_x, plan_y, assigned_to)
+SELECT '{code}P' || i, 'Desk ' || i, '{code}', i, 'desk', 1, ((i - 1) % 40 + 0.5) / 40.0, ((i - 1) / 40 + 0.5) / 25.0,
+       CASE WHEN i % 10 = 0 THEN (SELECT id FROM staff_user WHERE username = '{holder}holder' || (i / 10)) END
+  FROM generate_series(1, {places}) i;
+INSERT INTO staff_away (staff_id, from_date, to_date)
+SELECT id, DATE '{away_from}', DATE '{away_to}' FROM staff_user
+ WHERE username LIKE '{holder}holder%' AND right(username, 1) IN ('1', '3', '5', '7', '9');
+WITH ins AS (
+  INSERT INTO reservation (title, organizer_name, organizer_digest, starts_at, ends_at, created_at, updated_at)
+  SELECT '{code}P' || i, '직원', 'bench-' || i,
+         TIMESTAMP '{day} 09:00' AT TIME ZONE 'Asia/Seoul', TIMESTAMP '{day} 18:00' AT TIME ZONE 'Asia/Seoul',
+         now(), now()
+    FROM generate_series(1, {places}) i WHERE i % 3 = 0
+  RETURNING id, title, starts_at, ends_at, created_at),
+rooms AS (
+  INSERT INTO reservation_room (reservation_id, room, starts_at, ends_at, active)
+  SELECT id, title, starts_at, ends_at, true FROM ins)
+INSERT INTO booking_event (reservation_id, at, action, actor, changes)
+SELECT id, created_at, 'created', '직원', jsonb_build_object('status', jsonb_build_object('before', null, 'after', 'CONFIRMED'))
+  FROM ins;
+END $$;"
+        ))
+        .await;
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::RgbImage::from_pixel(2000, 1500, image::Rgb([250, 250, 250]))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let stored = reqwest::Client::new()
+        .put(format!("{}/api/areas/{code}/plan", bench.base))
+        .bearer_auth(ADMIN_KEY)
+        .header("Content-Type", "image/png")
+        .body(png.into_inner())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stored.status().as_u16(), 200, "{}", stored.text().await.unwrap());
+}
+
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
