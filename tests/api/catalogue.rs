@@ -399,3 +399,50 @@ async fn a_room_added_through_one_process_is_bookable_and_shown_through_another(
     let (status, _) = book(&first, "n2", &["N1"], &at(2, 10, 0), &at(2, 11, 0)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+/// A page that finds the catalogue snapshot stale draws with it while one
+/// reload runs beside it: here the reload waits for a lock another session
+/// holds on `room`, and the search form (which draws its area choices from
+/// the snapshot and sends no statement on `room`) keeps answering.
+#[tokio::test]
+async fn a_stale_catalogue_draws_pages_while_its_reload_waits() {
+    let app = TestApp::spawn().await;
+    let browser = crate::web::Browser::new(&app);
+    browser.sign_in(crate::web::ADMIN_USER, crate::web::ADMIN_PASSWORD).await;
+    let page = "/find";
+    assert_eq!(browser.get(page).await.status, 200);
+
+    let watcher = app.db().await;
+    let area: String = watcher.query_one("SELECT area FROM room WHERE code = 'A'", &[]).await.unwrap().get(0);
+    let locker = app.db().await;
+    locker.batch_execute("BEGIN; LOCK TABLE room IN ACCESS EXCLUSIVE MODE").await.unwrap();
+    let reload_waits = || async {
+        watcher
+            .query_one("SELECT count(*) FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                   AND relation = 'room'::regclass AND NOT granted", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+            > 0
+    };
+    let get = || async {
+        let drawn = tokio::time::timeout(std::time::Duration::from_secs(10), browser.get(page))
+            .await
+            .expect("a page never waits for a catalogue reload another page started");
+        assert_eq!(drawn.status, 200);
+        assert!(drawn.html.contains(&format!(">{area}<")), "the areas of the old snapshot: {}", drawn.html);
+    };
+    // Pages answer until the snapshot ages past its second and one of
+    // them starts the reload, which then waits on the lock.
+    let started = std::time::Instant::now();
+    while !reload_waits().await {
+        get().await;
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "no reload started");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    for _ in 0..3 {
+        get().await;
+    }
+    assert!(reload_waits().await, "the reload still waits");
+    locker.batch_execute("ROLLBACK").await.unwrap();
+}
