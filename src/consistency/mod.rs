@@ -203,8 +203,7 @@ async fn take_checks(
     let overdue_before = format!("'{}'::timestamptz", ctx.overdue_before.to_rfc3339());
     let stale_lease_before = format!("'{}'::timestamptz", ctx.stale_lease_before.to_rfc3339());
     let jobs = jobs();
-    loop {
-        let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+    while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
         let sql = job_sql(job)
             .replace("$OVERDUE_BEFORE", &overdue_before)
             .replace("$STALE_LEASE_BEFORE", &stale_lease_before);
@@ -228,7 +227,7 @@ mod tests {
     #[test]
     fn the_history_checks_read_one_pass_and_every_check_has_one_job() {
         let jobs = jobs();
-        let Some(Job::Pass(_, first)) = jobs.iter().next() else { panic!("the pass comes first") };
+        let Some(Job::Pass(_, first)) = <[Job]>::first(&jobs) else { panic!("the pass comes first") };
         let names: Vec<&str> = first.iter().map(|(i, _, _)| CHECKS[*i].name).collect();
         assert_eq!(
             names,
