@@ -340,7 +340,9 @@ async fn measure(site: &Site, m: &Measure) -> Result<Vec<Duration>, String> {
     let base = site.bench.base.clone();
     let day = tomorrow();
     let year_from = day - Days::new(365);
-    let area_of_50 = if site.rooms >= 50 { "&area=%EB%B3%B8%EA%B4%80" } else { "" };
+    // `본관`: 50 rooms on the campus, A, B and C on the small install (named
+    // on both, since the desk floor is an area of its own).
+    let area_of_50 = "&area=%EB%B3%B8%EA%B4%80";
     let admin = site.admin.clone();
     let api = site.bench.client.clone();
     let free_from = format!("{day}T10:00:00%2B09:00");
