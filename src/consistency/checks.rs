@@ -39,7 +39,11 @@ use super::{Check, Pass, Reading};
 /// after]`. Ids are zero-padded so the text arrays' `max` is the latest
 /// event (ids grow with time), which spares a sort or a lookup per
 /// booking: at 3,000,000 bookings the three checks read the history once
-/// instead of three times (docs/PERFORMANCE.md "Campus").
+/// instead of three times (docs/PERFORMANCE.md "Campus"). The inner
+/// subquery, kept apart by `OFFSET 0`, takes each event's `status` out of
+/// its `changes` once (inlined, the three uses parsed it three times: 10.6
+/// s against 7.3 s) and keeps the plan serial: a parallel plan had every
+/// worker aggregate the whole history again (11.6 s).
 pub const HISTORY: Pass = Pass {
     rows_sql: "SELECT r.id, r.title, r.status, r.version,
                       COALESCE(h.created_events, 0) AS created_events, COALESCE(h.events, 0) AS events,
@@ -48,10 +52,12 @@ pub const HISTORY: Pass = Pass {
                  LEFT JOIN (SELECT reservation_id,
                                    count(*) FILTER (WHERE action = 'created') AS created_events,
                                    count(*) AS events,
-                                   bool_or(action = 'created' AND (changes -> 'status') IS NOT NULL) AS created_with_status,
-                                   max(ARRAY[lpad(id::text, 19, '0'), action, changes -> 'status' ->> 'after'])
-                                       FILTER (WHERE (changes -> 'status') IS NOT NULL) AS last_status
-                              FROM booking_event GROUP BY reservation_id) h ON h.reservation_id = r.id",
+                                   bool_or(action = 'created' AND status IS NOT NULL) AS created_with_status,
+                                   max(ARRAY[lpad(id::text, 19, '0'), action, status ->> 'after'])
+                                       FILTER (WHERE status IS NOT NULL) AS last_status
+                              FROM (SELECT reservation_id, id, action, changes -> 'status' AS status
+                                      FROM booking_event ORDER BY reservation_id OFFSET 0) e
+                             GROUP BY reservation_id) h ON h.reservation_id = r.id",
 };
 
 pub const CHECKS: &[Check] = &[
