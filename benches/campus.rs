@@ -525,12 +525,14 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
         }
     }
     drop(tx);
+    let sampling = sample_activity(site.bench.db_url(), started + Duration::from_secs(secs));
     let cpu_before = cpu_seconds();
     for t in tasks {
         let _ = t.await;
     }
     let cpu = cpu_seconds();
     let wall = started.elapsed().as_secs_f64();
+    let seen = sampling.await.unwrap_or_default();
     type Seen = (Vec<Duration>, usize, std::collections::BTreeMap<u16, usize>);
     let mut by_kind: std::collections::BTreeMap<&str, Seen> = Default::default();
     while let Some((kind, lat, status)) = rx.recv().await {
@@ -551,6 +553,10 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
         (cpu.0 - cpu_before.0) / wall,
         (cpu.1 - cpu_before.1) / wall
     );
+    println!("what PostgreSQL was running, sampled every 100 ms (statements at once, summed over the samples):");
+    for (what, n) in seen.iter().take(6) {
+        println!("  {n:>6}  {what}");
+    }
     println!("| kind | per second | sent | answered | unanswered after 20 s | not 2xx/3xx | p50 ms | p99 ms | bound |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (kind, rate) in kinds {
@@ -573,6 +579,40 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
             lat.len()
         );
     }
+}
+
+/// Samples the install's active statements every 100 ms until `until`:
+/// each statement's wait (or `cpu`) and its first words, with how often
+/// each was seen, most first. Says where the mix's time went in PostgreSQL.
+fn sample_activity(url: String, until: Instant) -> tokio::task::JoinHandle<Vec<(String, usize)>> {
+    tokio::spawn(async move {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct Active {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            what: String,
+        }
+        let mut seen = std::collections::BTreeMap::<String, usize>::new();
+        let Ok(mut conn) = yeyak::db::establish(&url).await else { return Vec::new() };
+        while Instant::now() < until {
+            let rows = diesel::sql_query(
+                "SELECT coalesce(wait_event_type || ':' || wait_event, 'cpu') || '  '
+                        || left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 90) AS what
+                   FROM pg_stat_activity
+                  WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()",
+            )
+            .load::<Active>(&mut conn)
+            .await
+            .unwrap_or_default();
+            for row in rows {
+                *seen.entry(row.what).or_default() += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut seen: Vec<(String, usize)> = seen.into_iter().collect();
+        seen.sort_by(|a, b| b.1.cmp(&a.1));
+        seen
+    })
 }
 
 /// CPU seconds used so far by this process and by all PostgreSQL

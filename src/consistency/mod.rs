@@ -125,19 +125,52 @@ async fn export_snapshot(conn: &mut Conn) -> diesel::QueryResult<String> {
     Ok(id)
 }
 
+/// The results in `CHECKS` order, a pass's two halves added up into one
+/// result per check (their first samples kept).
 fn in_order(mut results: Vec<(usize, CheckResult)>) -> Vec<CheckResult> {
     results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, c)| c).collect()
+    let mut merged: Vec<(usize, CheckResult)> = Vec::with_capacity(results.len());
+    for (i, result) in results {
+        match merged.last_mut() {
+            Some((last, into)) if *last == i => {
+                into.count += result.count;
+                into.samples.extend(result.samples);
+                into.samples.truncate(SAMPLE_LIMIT as usize);
+            }
+            _ => merged.push((i, result)),
+        }
+    }
+    merged.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Which half of the bookings' ids a pass's job reads, so that the two
+/// connections of `run_on_two` share a pass.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Half {
+    Lower,
+    Upper,
+}
+
+impl Half {
+    /// The condition on a booking id (`$SLICE` in a pass): up to the middle
+    /// of the ids, or after it (found from the primary key's two ends).
+    fn condition(self) -> String {
+        let middle = "(SELECT (min(id) + max(id)) / 2 FROM reservation)";
+        match self {
+            Half::Lower => format!("<= {middle}"),
+            Half::Upper => format!("> {middle}"),
+        }
+    }
 }
 
 /// A unit of work, one statement: a check with its own query, or a pass
 /// with every check that reads it (`(place in CHECKS, violation, shows)`).
 enum Job {
     Own(usize, &'static str),
-    Pass(&'static Pass, Vec<(usize, &'static str, &'static str)>),
+    Pass(&'static Pass, Vec<(usize, &'static str, &'static str)>, Half),
 }
 
-/// The checks as jobs, passes first (they take longest).
+/// The checks as jobs, passes first (they take longest), each in two halves.
 fn jobs() -> Vec<Job> {
     let mut passes: Vec<(&Pass, Vec<_>)> = Vec::new();
     let mut own = Vec::new();
@@ -152,7 +185,11 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    passes.into_iter().map(|(pass, checks)| Job::Pass(pass, checks)).chain(own).collect()
+    passes
+        .into_iter()
+        .flat_map(|(pass, checks)| [Half::Lower, Half::Upper].map(|half| Job::Pass(pass, checks.clone(), half)))
+        .chain(own)
+        .collect()
 }
 
 /// One statement answering `(i, count, samples)` for each check of a job.
@@ -165,7 +202,7 @@ fn job_sql(job: &Job) -> String {
                     COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
                FROM (SELECT x.*, row_number() OVER () AS rn FROM ({violations}) x) v"
         ),
-        Job::Pass(pass, checks) => {
+        Job::Pass(pass, checks, half) => {
             let (mut marks, mut sums, mut rows) = (Vec::new(), Vec::new(), Vec::new());
             for (j, (i, violation, shows)) in checks.iter().enumerate() {
                 marks.push(format!(
@@ -186,7 +223,7 @@ fn job_sql(job: &Job) -> String {
                 sums = sums.join(", "),
                 marks = marks.join(", "),
                 rows = rows.join(", "),
-                rows_sql = pass.rows_sql
+                rows_sql = pass.rows_sql.replace("$SLICE", &half.condition())
             )
         }
     }
@@ -225,9 +262,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_history_checks_read_one_pass_and_every_check_has_one_job() {
+    fn the_history_checks_read_one_pass_in_two_halves_and_every_check_has_one_job() {
         let jobs = jobs();
-        let Some(Job::Pass(_, first)) = <[Job]>::first(&jobs) else { panic!("the pass comes first") };
+        let Some(Job::Pass(_, first, Half::Lower)) = <[Job]>::first(&jobs) else { panic!("the pass comes first") };
+        assert!(matches!(&jobs[1], Job::Pass(_, second, Half::Upper) if second == first), "then its other half");
         let names: Vec<&str> = first.iter().map(|(i, _, _)| CHECKS[*i].name).collect();
         assert_eq!(
             names,
@@ -241,7 +279,8 @@ mod tests {
             .iter()
             .flat_map(|job| match job {
                 Job::Own(i, _) => vec![*i],
-                Job::Pass(_, checks) => checks.iter().map(|(i, _, _)| *i).collect(),
+                Job::Pass(_, checks, Half::Lower) => checks.iter().map(|(i, _, _)| *i).collect(),
+                Job::Pass(_, _, Half::Upper) => vec![],
             })
             .collect();
         places.sort();
