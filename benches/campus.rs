@@ -610,7 +610,7 @@ fn sample_activity(url: String, until: Instant) -> tokio::task::JoinHandle<Vec<(
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let mut seen: Vec<(String, usize)> = seen.into_iter().collect();
-        seen.sort_by(|a, b| b.1.cmp(&a.1));
+        seen.sort_by_key(|b| std::cmp::Reverse(b.1));
         seen
     })
 }
