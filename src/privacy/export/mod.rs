@@ -162,6 +162,30 @@ impl Out {
         page.len() as i64 == PAGE
     }
 
+    /// `,"name":[…]` read a page at a time by key: `fetch` reads the page
+    /// after a key, `key` gives the key of a page's last item. A page
+    /// shorter than [`PAGE`] is the last.
+    async fn keyset<K, T: Serialize>(
+        &mut self,
+        name: &str,
+        mut after: K,
+        key: impl Fn(&T) -> K,
+        mut fetch: impl AsyncFnMut(K) -> Result<Vec<T>, DbError>,
+    ) -> Result<(), DbError> {
+        self.open_array(name);
+        let mut first = true;
+        loop {
+            let page = fetch(after).await?;
+            let Some(last) = page.last() else { break };
+            after = key(last);
+            if !self.page(&mut first, &page).await {
+                break;
+            }
+        }
+        self.raw("]");
+        Ok(())
+    }
+
     fn item<T: Serialize>(&mut self, first: &mut bool, value: &T) {
         if !std::mem::take(first) {
             self.buf.push(b',');
@@ -328,10 +352,8 @@ fn beginning() -> DateTime<Utc> {
 /// `"bookings":[…]`, a page at a time: per page one statement for the
 /// bookings, one for their rooms and one for their history.
 async fn bookings(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbError> {
-    out.open_array("bookings");
-    let mut first = true;
-    let mut after = (beginning(), 0i64);
-    loop {
+    let key = |b: &ExportBookingEntry| (b.starts_at, b.id);
+    out.keyset("bookings", (beginning(), 0i64), key, async |after| {
         let page: Vec<BookingRow> = diesel::sql_query(BOOKINGS_PAGE)
             .bind::<Int8, _>(person)
             .bind::<Timestamptz, _>(after.0)
@@ -340,12 +362,10 @@ async fn bookings(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbE
             .cached()
             .load(conn)
             .await?;
-        let Some(last) = page.last() else { break };
-        after = (last.starts_at, last.id);
         let ids: Vec<i64> = page.iter().map(|b| b.id).collect();
         let mut rooms = rooms_of(conn, &ids).await?;
         let mut history = history_of(conn, &ids).await?;
-        let entries: Vec<ExportBookingEntry> = page
+        Ok(page
             .into_iter()
             .map(|b| ExportBookingEntry {
                 id: b.id,
@@ -365,13 +385,9 @@ async fn bookings(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbE
                 released_at: b.released_at,
                 history: history.remove(&b.id).unwrap_or_default(),
             })
-            .collect();
-        if !out.page(&mut first, &entries).await {
-            break;
-        }
-    }
-    out.raw("]");
-    Ok(())
+            .collect())
+    })
+    .await
 }
 
 /// The rooms of a page of bookings, in each booking's room order.
@@ -426,12 +442,13 @@ async fn history_of(conn: &mut Conn, ids: &[i64]) -> QueryResult<BTreeMap<i64, V
 
 /// `"series":[…]` in pages by id.
 async fn series(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbError> {
-    out.open_array("series");
-    let mut first = true;
-    let mut after = 0i64;
-    loop {
-        let page: Vec<ExportSeriesEntry> = diesel::sql_query(
-            "SELECT s.id, s.title, s.organizer_name, s.organizer_staff_id IS NOT DISTINCT FROM $1 AS organized,
+    out.keyset(
+        "series",
+        0i64,
+        |s: &ExportSeriesEntry| s.id,
+        async |after| {
+            Ok(diesel::sql_query(
+                "SELECT s.id, s.title, s.organizer_name, s.organizer_staff_id IS NOT DISTINCT FROM $1 AS organized,
                     (SELECT u.username FROM staff_user u WHERE u.id = s.booked_by) AS booked_by,
                     s.rooms, s.recurrence, s.starts_at, s.ends_at, s.timezone, s.private, s.created_at,
                     s.struck_at, s.restored_at
@@ -439,21 +456,16 @@ async fn series(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbErr
               WHERE (s.organizer_staff_id = $1 OR s.booked_by = $1) AND s.id > $2
               ORDER BY s.id
               LIMIT $3",
-        )
-        .bind::<Int8, _>(person)
-        .bind::<Int8, _>(after)
-        .bind::<Int8, _>(PAGE)
-        .cached()
-        .load(conn)
-        .await?;
-        let Some(last) = page.last() else { break };
-        after = last.id;
-        if !out.page(&mut first, &page).await {
-            break;
-        }
-    }
-    out.raw("]");
-    Ok(())
+            )
+            .bind::<Int8, _>(person)
+            .bind::<Int8, _>(after)
+            .bind::<Int8, _>(PAGE)
+            .cached()
+            .load(conn)
+            .await?)
+        },
+    )
+    .await
 }
 
 async fn delegations(conn: &mut Conn, person: i64) -> QueryResult<ExportDelegations> {
@@ -497,61 +509,48 @@ async fn sessions(conn: &mut Conn, person: i64) -> QueryResult<Vec<ExportSession
 /// iMIP messages), in pages by (created, delivery id). Nothing without an
 /// email; mail to an address they no longer have is not theirs to find.
 async fn mail_deliveries(conn: &mut Conn, email: Option<&str>, out: &mut Out) -> Result<(), DbError> {
-    out.open_array("mailDeliveries");
-    let mut first = true;
-    if let Some(email) = email {
-        let mut after = (beginning(), String::new());
-        loop {
-            let page: Vec<ExportMailDelivery> = diesel::sql_query(
-                "SELECT delivery_id, kind, status, created_at, delivered_at
-                   FROM notification_outbox
-                  WHERE channel = 'mail' AND lower(payload ->> 'to') = lower($1)
-                    AND (created_at, delivery_id) > ($2, $3)
-                  ORDER BY created_at, delivery_id
-                  LIMIT $4",
-            )
-            .bind::<Text, _>(email)
-            .bind::<Timestamptz, _>(after.0)
-            .bind::<Text, _>(&after.1)
-            .bind::<Int8, _>(PAGE)
-            .cached()
-            .load(conn)
-            .await?;
-            let Some(last) = page.last() else { break };
-            after = (last.created_at, last.delivery_id.clone());
-            if !out.page(&mut first, &page).await {
-                break;
-            }
-        }
-    }
-    out.raw("]");
-    Ok(())
+    let key = |m: &ExportMailDelivery| (m.created_at, m.delivery_id.clone());
+    out.keyset("mailDeliveries", (beginning(), String::new()), key, async |after| {
+        let Some(email) = email else { return Ok(Vec::new()) };
+        Ok(diesel::sql_query(
+            "SELECT delivery_id, kind, status, created_at, delivered_at
+               FROM notification_outbox
+              WHERE channel = 'mail' AND lower(payload ->> 'to') = lower($1)
+                AND (created_at, delivery_id) > ($2, $3)
+              ORDER BY created_at, delivery_id
+              LIMIT $4",
+        )
+        .bind::<Text, _>(email)
+        .bind::<Timestamptz, _>(after.0)
+        .bind::<Text, _>(after.1)
+        .bind::<Int8, _>(PAGE)
+        .cached()
+        .load(conn)
+        .await?)
+    })
+    .await
 }
 
 /// `"accessRecords":[…]` about them, in pages by id; who looked and from
 /// where are not read at all.
 async fn access_records(conn: &mut Conn, person: i64, out: &mut Out) -> Result<(), DbError> {
-    out.open_array("accessRecords");
-    let mut first = true;
-    let mut after = 0i64;
-    loop {
-        let page: Vec<ExportAccessRecord> = diesel::sql_query(
-            "SELECT id, at, kind, people FROM access_record WHERE subject = $1 AND id > $2 ORDER BY id LIMIT $3",
-        )
-        .bind::<Int8, _>(person)
-        .bind::<Int8, _>(after)
-        .bind::<Int8, _>(PAGE)
-        .cached()
-        .load(conn)
-        .await?;
-        let Some(last) = page.last() else { break };
-        after = last.id;
-        if !out.page(&mut first, &page).await {
-            break;
-        }
-    }
-    out.raw("]");
-    Ok(())
+    out.keyset(
+        "accessRecords",
+        0i64,
+        |r: &ExportAccessRecord| r.id,
+        async |after| {
+            Ok(diesel::sql_query(
+                "SELECT id, at, kind, people FROM access_record WHERE subject = $1 AND id > $2 ORDER BY id LIMIT $3",
+            )
+            .bind::<Int8, _>(person)
+            .bind::<Int8, _>(after)
+            .bind::<Int8, _>(PAGE)
+            .cached()
+            .load(conn)
+            .await?)
+        },
+    )
+    .await
 }
 
 async fn away_days(conn: &mut Conn, person: i64) -> QueryResult<Vec<ExportAwaySpan>> {
