@@ -193,35 +193,29 @@ fn jobs() -> Vec<Job> {
 }
 
 /// One statement answering `(i, count, samples)` for each check of a job.
-/// A pass numbers each check's violations as it reads them (a running
-/// count, no sort), so only the first few become samples.
+/// `consistency_samples` (a migration's aggregate) keeps the first few
+/// violations it is fed; the filter feeds it only violations, so a healthy
+/// site's pass builds no sample and numbers no row.
 fn job_sql(job: &Job) -> String {
     match job {
         Job::Own(i, violations) => format!(
-            "SELECT {i} AS i, count(*) AS count,
-                    COALESCE(jsonb_agg(to_jsonb(v) - 'rn') FILTER (WHERE v.rn <= {SAMPLE_LIMIT}), '[]'::jsonb) AS samples
-               FROM (SELECT x.*, row_number() OVER () AS rn FROM ({violations}) x) v"
+            "SELECT {i} AS i, count(*) AS count, consistency_samples(to_jsonb(x), {SAMPLE_LIMIT}) AS samples
+               FROM ({violations}) x"
         ),
         Job::Pass(pass, checks, half) => {
-            let (mut marks, mut sums, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut sums, mut rows) = (Vec::new(), Vec::new());
             for (j, (i, violation, shows)) in checks.iter().enumerate() {
-                marks.push(format!(
-                    "({violation}) IS TRUE AS hit{j},
-                     count(*) FILTER (WHERE {violation}) OVER (ROWS UNBOUNDED PRECEDING) AS seen{j},
-                     CASE WHEN {violation} THEN jsonb_build_object({shows}) END AS show{j}"
-                ));
                 sums.push(format!(
-                    "count(*) FILTER (WHERE hit{j}) AS n{j},
-                     COALESCE(jsonb_agg(show{j}) FILTER (WHERE hit{j} AND seen{j} <= {SAMPLE_LIMIT}), '[]'::jsonb) AS s{j}"
+                    "count(*) FILTER (WHERE {violation}) AS n{j},
+                     consistency_samples(jsonb_build_object({shows}), {SAMPLE_LIMIT}) FILTER (WHERE {violation}) AS s{j}"
                 ));
                 rows.push(format!("({i}, a.n{j}, a.s{j})"));
             }
             format!(
                 "SELECT v.i, v.count, v.samples
-                   FROM (SELECT {sums} FROM (SELECT {marks} FROM ({rows_sql}) p) x) a
+                   FROM (SELECT {sums} FROM ({rows_sql}) p) a
                   CROSS JOIN LATERAL (VALUES {rows}) v(i, count, samples)",
                 sums = sums.join(", "),
-                marks = marks.join(", "),
                 rows = rows.join(", "),
                 rows_sql = pass.rows_sql.replace("$SLICE", &half.condition())
             )
