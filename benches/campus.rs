@@ -249,19 +249,7 @@ async fn site(label: &'static str, rooms: i64, reuse: Option<String>) -> Site {
         .unwrap();
     let dav_password =
         made.split("<code class=\"secret\">").nth(1).unwrap().split("</code>").next().unwrap().to_owned();
-    let count = |sql: &'static str| {
-        let url = bench.db_url();
-        async move {
-            use diesel_async::RunQueryDsl;
-            #[derive(diesel::QueryableByName)]
-            struct N {
-                #[diesel(sql_type = diesel::sql_types::BigInt)]
-                n: i64,
-            }
-            let mut conn = yeyak::db::establish(&url).await.unwrap();
-            diesel::sql_query(sql).get_result::<N>(&mut conn).await.unwrap().n
-        }
-    };
+    let count = |sql| bench.count(sql);
     eprintln!(
         "{label}: {} rooms, {} bookings ({} linked, {} in series), {} people, loaded in {:.0} s",
         count("SELECT count(*) AS n FROM room WHERE active").await,
@@ -453,6 +441,9 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
     let rooms = Arc::new(rooms);
     let areas = (site.rooms / 50).max(1);
     let booked = Arc::new(AtomicU64::new(0));
+    // A kept campus (`CAMPUS_DB`) keeps earlier runs' idempotency records:
+    // keys of this run's own, so its bookings are made, not replayed or refused.
+    let run = chrono::Utc::now().timestamp();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(&'static str, Option<Duration>, u16)>();
     let started = Instant::now();
     let kinds: [(&'static str, u64); 3] = [("page view", 100), ("search", 20), ("booking", 10)];
@@ -501,7 +492,7 @@ async fn mixed(site: &Site, people: usize, secs: u64) {
                         api.post(format!("{base}/api/bookings"))
                             .bearer_auth(KEY)
                             .header("X-Reservation-Owner", format!("load-{k}"))
-                            .header("Idempotency-Key", format!("mix-{k}"))
+                            .header("Idempotency-Key", format!("mix-{run}-{k}"))
                             .json(&serde_json::json!({
                                 "title": "load",
                                 "rooms": [room],

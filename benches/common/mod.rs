@@ -78,6 +78,18 @@ impl Bench {
         conn.batch_execute(sql).await.unwrap();
     }
 
+    /// The one bigint `n` a query answers, read on a connection of its own.
+    pub async fn count(&self, sql: &str) -> i64 {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let mut conn = yeyak::db::establish(&self.db_url()).await.unwrap();
+        diesel::sql_query(sql).get_result::<N>(&mut conn).await.unwrap().n
+    }
+
     /// A browser signed in as the default admin (cookies kept).
     pub async fn signed_in(&self) -> reqwest::Client {
         let client =
