@@ -98,13 +98,11 @@ async fn every_reader_hides_a_private_booking_from_everyone_but_its_people() {
         .unwrap();
     let (_, one): (StatusCode, Value) = crate::helpers::body(res).await;
     assert_eq!((one["title"].as_str(), one["organizer"].as_str()), (Some("Private booking"), Some("")), "{one}");
-    // Busy all the same: availability and the free-room search.
-    // (Tomorrow 01:00–02:00 UTC is 10:00–11:00 in Seoul.)
+    // Busy all the same: availability and the free-room search, over the
+    // booking's own hour in Seoul. (`day` is Seoul's tomorrow, which from
+    // 15:00 UTC is two UTC dates ahead: the search names its offset.)
     let (_, free) = app
-        .get_json(
-            &format!("/api/rooms/free?from={}&to={}", at(1, 1, 0).replace('+', "%2B"), at(1, 2, 0).replace('+', "%2B")),
-            TENANT_TWO,
-        )
+        .get_json(&format!("/api/rooms/free?from={day}T10:00:00%2B09:00&to={day}T11:00:00%2B09:00"), TENANT_TWO)
         .await;
     let free: Vec<&str> = free["rooms"].as_array().unwrap().iter().map(|r| r["code"].as_str().unwrap()).collect();
     assert!(!free.contains(&"A") && free.contains(&"B"), "{free:?}");
