@@ -324,3 +324,35 @@ async fn join(app: &TestApp, resource: i64, owner: &str) -> i64 {
     assert_eq!(status, StatusCode::CREATED, "{made}");
     made["id"].as_i64().unwrap()
 }
+
+/// More violations than a check shows: every one is counted, the first 20
+/// are shown, and a pass's two halves (the history, split by booking id)
+/// add up to one result.
+#[tokio::test]
+async fn a_check_counts_every_violation_and_shows_twenty() {
+    let app = TestApp::spawn().await;
+    let mut made = BTreeSet::new();
+    for i in 0..25 {
+        let b = booking("계획", &["A"], &at(1 + i / 8, 8 + (i % 8) as u32, 0), &at(1 + i / 8, 8 + (i % 8) as u32, 30));
+        let (status, booked) = body(app.create_booking(TENANT_ONE, "alice", &format!("many-{i}"), &b).await).await;
+        assert_eq!(status, StatusCode::CREATED, "{booked}");
+        made.insert(booked["id"].as_i64().unwrap());
+    }
+    app.assert_consistent().await;
+    app.db()
+        .await
+        .batch_execute("DELETE FROM booking_event WHERE action = 'created'; DELETE FROM reservation_room")
+        .await
+        .unwrap();
+
+    let (ok, report) = app.consistency().await;
+    assert!(!ok, "{report:#}");
+    for name in ["booking_without_created_event", "reservation_without_rooms"] {
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap();
+        assert_eq!(check["count"], 25, "{check:#}");
+        let shown: BTreeSet<i64> =
+            check["samples"].as_array().unwrap().iter().map(|s| s["id"].as_i64().unwrap()).collect();
+        assert_eq!(shown.len(), 20, "twenty distinct samples: {check:#}");
+        assert!(shown.is_subset(&made), "{check:#}");
+    }
+}
