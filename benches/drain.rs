@@ -44,18 +44,6 @@ COMMIT;",
     )
 }
 
-async fn scalar(bench: &Bench, sql: &str) -> i64 {
-    use diesel::sql_types::Int8;
-    use diesel_async::RunQueryDsl;
-    #[derive(diesel::QueryableByName)]
-    struct N {
-        #[diesel(sql_type = Int8)]
-        n: i64,
-    }
-    let mut conn = yeyak::db::establish(&bench.db_url()).await.unwrap();
-    diesel::sql_query(sql).get_result::<N>(&mut conn).await.unwrap().n
-}
-
 /// One completed request: when it finished and how long it took.
 type Sample = (Instant, Duration);
 
@@ -75,7 +63,7 @@ async fn drain(with_backlog_drain: bool) {
     bench
         .sql("INSERT INTO capacity_resource (code, name, capacity) SELECT 'load-' || g, 'load', 1000000 FROM generate_series(1, 8) g")
         .await;
-    let first_load = scalar(&bench, "SELECT min(id) AS n FROM capacity_resource WHERE code LIKE 'load-%'").await;
+    let first_load = bench.count("SELECT min(id) AS n FROM capacity_resource WHERE code LIKE 'load-%'").await;
     let stop = Arc::new(AtomicBool::new(false));
     let samples: Arc<Mutex<Vec<Sample>>> = Arc::default();
     let started = Instant::now();
@@ -111,7 +99,7 @@ async fn drain(with_backlog_drain: bool) {
     let mut first_seen = None;
     while Instant::now() < deadline && left > 0 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        left = scalar(&bench, held).await;
+        left = bench.count(held).await;
         if left < BACKLOG as i64 && first_seen.is_none() {
             first_seen = Some(Instant::now());
         }
@@ -177,17 +165,17 @@ async fn no_shows() {
     let mut n = 0;
     while Instant::now() < deadline && n < 1000 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        n = scalar(&bench, released).await;
+        n = bench.count(released).await;
     }
     let took = due_at.elapsed();
-    let notices = scalar(&bench, "SELECT count(*) AS n FROM notification_outbox WHERE kind = 'booking.released'").await;
-    let shortened = scalar(
-        &bench,
-        "SELECT count(*) AS n FROM reservation_room s JOIN reservation r ON r.id = s.reservation_id
+    let notices = bench.count("SELECT count(*) AS n FROM notification_outbox WHERE kind = 'booking.released'").await;
+    let shortened = bench
+        .count(
+            "SELECT count(*) AS n FROM reservation_room s JOIN reservation r ON r.id = s.reservation_id
           WHERE r.status = 'RELEASED' AND s.ends_at = r.ends_at AND r.ends_at < r.starts_at + interval '1 hour'",
-    )
-    .await;
-    let events = scalar(&bench, "SELECT count(*) AS n FROM booking_event WHERE action = 'released'").await;
+        )
+        .await;
+    let events = bench.count("SELECT count(*) AS n FROM booking_event WHERE action = 'released'").await;
     println!(
         "| 1,000 no-shows (100 linked to a 2nd room) | {n} | {:.2} | {events} | {notices} | {shortened} |",
         took.as_secs_f64()
